@@ -1,0 +1,36 @@
+"""LDP frequency oracles, consistency post-processing and mean estimation, batch-vectorised.
+
+Every oracle is an immutable object built with keyword arguments::
+
+    from protocols import OLH
+    mech = OLH(epsilon=1.0, d=1024)
+    reports = mech.privatize(values)          # clients (OS CSPRNG by default)
+    agg = mech.aggregate(reports)             # server: mergeable SupportCounts
+    counts = mech.estimate(agg)               # unbiased counts for the d values
+    mech.variance(n)                          # analytic variance of one count
+"""
+
+from .audit import exact_epsilon
+from .base import FrequencyOracle, SupportCounts
+from .consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
+from .errors import IncompatibleError, LDPError, LDPTypeError, LDPValueError
+from .grr import GRR, RandomizedResponse
+from .hadamard import HadamardResponse
+from .he import SHE, THE
+from .lh import BLH, OLH, LocalHashing
+from .mean import DuchiMean, LaplaceMean, MeanAggregate, PiecewiseMean
+from .rappor import RAPPOR, CandidateEstimates, RapporReports
+from .randomness import SystemRandom
+from .ss import SubsetSelection
+from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
+
+DirectEncoding = GRR
+
+__all__ = [
+    "BLH", "GRR", "OLH", "OUE", "SHE", "SUE", "THE", "RAPPOR", "BasicRAPPOR", "CandidateEstimates",
+    "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse", "IncompatibleError",
+    "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing", "MeanAggregate",
+    "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection", "SupportCounts",
+    "SystemRandom", "UnaryEncoding", "base_cut", "base_pos", "exact_epsilon", "norm", "norm_cut",
+    "norm_mul", "norm_sub",
+]

@@ -1,0 +1,51 @@
+"""Packed bit reports.
+
+Bit order is little-endian, everywhere in the project: bit j of a report is bit ``j % 8`` of
+byte ``j // 8``, as ``numpy.packbits(..., bitorder="little")`` and ``bitarray(endian="little")``.
+A report of d bits takes ``ceil(d / 8)`` bytes; padding bits beyond d must be zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import check_array
+from .errors import IncompatibleError
+
+BITORDER = "little"
+_CHUNK_BYTES = 1 << 22          # rows are unpacked 4 MiB of packed input at a time
+
+
+def nbytes(d):
+    """Bytes in one packed report of ``d`` bits."""
+    return (int(d) + 7) // 8
+
+
+def pack(bits):
+    """Pack a bool matrix (n, d) into uint8 rows (n, ceil(d/8)), little-endian bit order."""
+    return np.packbits(np.asarray(bits, dtype=bool), axis=-1, bitorder=BITORDER)
+
+
+def unpack(packed, d):
+    """Unpack uint8 rows into a bool matrix (n, d)."""
+    return np.unpackbits(packed, axis=-1, count=int(d), bitorder=BITORDER).astype(bool)
+
+
+def check_packed(reports, d, name="reports"):
+    """Validate packed reports of ``d`` bits: dtype uint8, width ceil(d/8), zero padding bits."""
+    arr = check_array(reports, np.uint8, (nbytes(d),), name)
+    pad = 8 * nbytes(d) - int(d)
+    if pad and arr.size and (arr[:, -1] >> np.uint8(8 - pad)).any():
+        raise IncompatibleError(
+            f"{name} have bits set beyond bit {d - 1}: they come from a mechanism with another d")
+    return arr
+
+
+def column_sums(packed, d):
+    """Number of reports with bit j set, for j < d, as int64 (chunked: memory O(chunk + d))."""
+    sums = np.zeros(int(d), dtype=np.int64)
+    rows = max(1, _CHUNK_BYTES // max(1, packed.shape[1]))
+    for start in range(0, packed.shape[0], rows):
+        chunk = np.unpackbits(packed[start:start + rows], axis=1, count=int(d), bitorder=BITORDER)
+        sums += chunk.sum(axis=0, dtype=np.int64)
+    return sums

@@ -1,0 +1,17 @@
+"""Exceptions of the package: one base class, and the built-in kinds users expect."""
+
+
+class LDPError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+
+class LDPValueError(LDPError, ValueError):
+    """A value is out of range or inconsistent (a bad ε, a value outside the domain, ...)."""
+
+
+class LDPTypeError(LDPError, TypeError):
+    """An argument has the wrong type or dtype."""
+
+
+class IncompatibleError(LDPValueError):
+    """Reports or aggregates come from a mechanism with other parameters."""

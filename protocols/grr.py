@@ -1,0 +1,71 @@
+"""Generalized randomized response (Direct Encoding, k-RR) and binary randomized response.
+
+Warner (1965); Kairouz, Oh, Viswanath (2014); Wang et al. (USENIX Security 2017), "DE":
+report the true value with probability p = e^ε/(e^ε + d − 1), each other value with
+q = 1/(e^ε + d − 1). Pure protocol with p* = p, q* = q; Var = n(d − 2 + e^ε)/(e^ε − 1)² at f = 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validate import check_array, check_epsilon, check_int, check_range, check_values
+from .base import FrequencyOracle
+from .randomness import bernoulli, integers, source
+
+
+@dataclass(frozen=True, kw_only=True)
+class GRR(FrequencyOracle):
+    """Generalized randomized response over the domain {0, …, d−1}.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0 (ε-LDP, tight).
+    d : int
+        Domain size, >= 2.
+    """
+
+    epsilon: float
+    d: int
+    p: float = field(init=False, repr=False)
+    q: float = field(init=False, repr=False)
+
+    def __post_init__(self):
+        eps = check_epsilon(self.epsilon)
+        d = check_int(self.d, "d", 2)
+        denom = math.exp(eps) + d - 1
+        p, q = math.exp(eps) / denom, 1 / denom
+        self._set(epsilon=eps, d=d, p=p, q=q, p_star=p, q_star=q)
+
+    def perturb(self, encoded, rng=None):
+        """Keep each value with probability p, else report a uniformly chosen other value."""
+        values = check_values(encoded, self.d)
+        src = source(rng)
+        keep = bernoulli(src, self.p, values.size)
+        other = integers(src, self.d - 1, values.size)
+        other += other >= values             # skip the true value: uniform over the d − 1 others
+        return np.where(keep, values, other)
+
+    def check_reports(self, reports):
+        arr = check_array(reports, np.int64, ())
+        check_range(arr, self.d)
+        return arr
+
+    def _support(self, reports):
+        return np.bincount(reports, minlength=self.d).astype(np.int64)
+
+    def output_distribution(self, value):
+        """Exact Pr[report = y | value] for every y, as a dict."""
+        value = int(check_values([value], self.d)[0])
+        return {y: (self.p if y == value else self.q) for y in range(self.d)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RandomizedResponse(GRR):
+    """Warner's binary randomized response: GRR with d = 2 (values 0 and 1)."""
+
+    d: int = field(default=2, init=False)

@@ -1,0 +1,112 @@
+"""Vectorised MurmurHash3 x86_32, bit-identical to ``mmh3.hash(key, seed, signed=False)``.
+
+Canonical keys (a client in another language must reproduce them):
+``bytes`` as is, ``str`` as UTF-8, integers as 8-byte little-endian signed two's complement.
+Integer keys and equal-length byte strings are hashed in numpy, a whole batch at once;
+other keys go through ``mmh3`` (one call per key).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import mmh3
+import numpy as np
+
+from .errors import LDPTypeError, LDPValueError
+
+_C1 = np.uint32(0xCC9E2D51)
+_C2 = np.uint32(0x1B873593)
+
+
+def _rotl(x, r):
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+def _fmix(h):
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return h
+
+
+def murmur3_fixed(keys, seed):
+    """MurmurHash3 x86_32 of each row of a uint8 matrix (n, w): uint32 array (n,)."""
+    keys = np.ascontiguousarray(keys, dtype=np.uint8)
+    n, width = keys.shape
+    h = np.full(n, np.uint32(int(seed) & 0xFFFFFFFF), dtype=np.uint32)
+    nblocks = width // 4
+    if nblocks:
+        blocks = keys[:, :4 * nblocks].copy().view("<u4")
+        for i in range(nblocks):
+            k = blocks[:, i] * _C1
+            k = _rotl(k, 15) * _C2
+            h ^= k
+            h = _rotl(h, 13) * np.uint32(5) + np.uint32(0xE6546B64)
+    tail = width - 4 * nblocks
+    if tail:
+        k = np.zeros(n, dtype=np.uint32)
+        for i in range(tail):
+            k |= keys[:, 4 * nblocks + i].astype(np.uint32) << np.uint32(8 * i)
+        h ^= _rotl(k * _C1, 15) * _C2
+    h ^= np.uint32(width)
+    return _fmix(h)
+
+
+def canonical_key(value):
+    """Canonical bytes of one key (DESIGN §2)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        try:
+            return int(value).to_bytes(8, "little", signed=True)
+        except OverflowError:
+            raise LDPValueError(f"integer key {value!r} does not fit in 64 bits") from None
+    raise LDPTypeError(f"keys must be bytes, str or integers, got {type(value).__name__}: {value!r}")
+
+
+def key_matrix(values):
+    """Keys as a uint8 matrix (n, w) when they have a fixed width, else None."""
+    arr = values if isinstance(values, np.ndarray) else None
+    if arr is None:
+        seq = list(values)
+        if seq and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in seq):
+            try:
+                arr = np.array(seq, dtype=np.int64)
+            except OverflowError:
+                raise LDPValueError("integer keys must fit in 64 bits") from None
+        else:
+            return None
+    if arr.dtype == bool:
+        raise LDPTypeError("keys must be bytes, str or integers, got booleans")
+    if np.issubdtype(arr.dtype, np.integer):
+        if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
+            raise LDPValueError("integer keys must fit in 64 bits")
+        return arr.astype("<i8").reshape(-1, 1).view(np.uint8)
+    if arr.dtype.kind == "S":
+        raw = arr.reshape(-1, 1).view(np.uint8)
+        lengths = np.char.str_len(arr)
+        if lengths.size and (lengths == arr.dtype.itemsize).all():
+            return raw
+        return None
+    if arr.dtype.kind == "f":
+        raise LDPTypeError(f"keys must be bytes, str or integers, got dtype {arr.dtype}")
+    return None
+
+
+def hash_keys(values, seeds):
+    """MurmurHash3 x86_32 of every key under every seed: uint32 array (n, len(seeds))."""
+    seeds = [int(s) for s in np.atleast_1d(seeds)]
+    for s in seeds:
+        if not 0 <= s < 2 ** 32:
+            raise LDPValueError(f"hash seeds must be in [0, 2**32), got {s}")
+    matrix = key_matrix(values)
+    if matrix is not None:
+        return np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
+    keys = [canonical_key(v) for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
+    return np.array([[mmh3.hash(k, s, signed=False) for s in seeds] for k in keys],
+                    dtype=np.uint32).reshape(len(keys), len(seeds))

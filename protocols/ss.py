@@ -1,0 +1,81 @@
+"""Subset selection (Wang et al. 2016; Ye & Barg, IEEE Trans. IT 2018).
+
+A user reports a k-subset of the domain: it contains v with probability
+p* = k e^ε / (k e^ε + d − k); the other members are uniform among the remaining values.
+Every subset containing v has probability e^ε/Z, every other one 1/Z, with
+Z = C(d−1, k−1) e^ε + C(d−1, k): ε-LDP, tight. Support: subsets containing v;
+q* = p*(k − 1)/(d − 1) + (1 − p*)k/(d − 1). Default k = max(1, round(d/(e^ε + 1))).
+
+Reports are packed bit masks of the subset (little-endian), so no position reveals the value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from . import bits
+from ._validate import check_epsilon, check_int, check_values
+from .base import FrequencyOracle
+from .errors import IncompatibleError
+from .randomness import bernoulli, source
+
+_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubsetSelection(FrequencyOracle):
+    """k-subset selection; ``k=None`` picks the variance-optimal k ≈ d/(e^ε + 1)."""
+
+    epsilon: float
+    d: int
+    k: int = None
+
+    def __post_init__(self):
+        eps = check_epsilon(self.epsilon)
+        d = check_int(self.d, "d", 2)
+        k = max(1, round(d / (math.exp(eps) + 1))) if self.k is None else self.k
+        k = check_int(k, "k", 1, d - 1)
+        e = math.exp(eps)
+        p_star = k * e / (k * e + d - k)
+        q_star = p_star * (k - 1) / (d - 1) + (1 - p_star) * k / (d - 1)
+        self._set(epsilon=eps, d=d, k=k, p_star=p_star, q_star=q_star)
+
+    def perturb(self, encoded, rng=None):
+        """Draw the subsets: the k smallest of d random 64-bit keys, the true value's key forced
+        to 0 (included) or to the maximum (excluded); other keys are odd, so they never tie with
+        it. Ties between other keys have probability below 2^-60 per report."""
+        values = check_values(encoded, self.d)
+        src = source(rng)
+        n = values.size
+        keys = np.frombuffer(src.bytes(8 * n * self.d), dtype="<u8").reshape(n, self.d) | np.uint64(1)
+        include = bernoulli(src, self.p_star, n)
+        keys[np.arange(n), values] = np.where(include, np.uint64(0), _ALL_ONES)
+        chosen = np.argpartition(keys, self.k - 1, axis=1)[:, :self.k]
+        mask = np.zeros((n, self.d), dtype=bool)
+        mask[np.arange(n)[:, None], chosen] = True
+        return bits.pack(mask)
+
+    def check_reports(self, reports):
+        return bits.check_packed(reports, self.d)
+
+    def _support(self, reports):
+        counts = bits.column_sums(reports, self.d)
+        if counts.sum() != self.k * len(reports):
+            raise IncompatibleError(f"reports are not all {self.k}-subsets: another k or d")
+        return counts
+
+    def output_distribution(self, value):
+        """Exact Pr[subset | value] over all C(d, k) subsets (keys: packed bytes). Small d only."""
+        value = int(check_values([value], self.d)[0])
+        e, d, k = math.exp(self.epsilon), self.d, self.k
+        z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)
+        out = {}
+        for subset in combinations(range(d), k):
+            mask = np.zeros(d, dtype=bool)
+            mask[list(subset)] = True
+            out[bits.pack(mask).tobytes()] = (e if value in subset else 1.0) / z
+        return out

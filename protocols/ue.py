@@ -1,0 +1,143 @@
+"""Unary encoding: SUE (= Basic RAPPOR), OUE, and the generic UE(p, q).
+
+Wang et al. (USENIX Security 2017): one-hot encode v into d bits, then report each bit 1 with
+probability p if it is 1 and q if it is 0. Two one-hot vectors differ in 2 bits, so
+ε = ln(p(1 − q) / ((1 − p) q)). Pure protocol with p* = p, q* = q; at f = 0,
+Var = n q(1 − q)/(p − q)²: SUE n e^{ε/2}/(e^{ε/2} − 1)², OUE 4n e^ε/(e^ε − 1)².
+Reports are packed bits, little-endian bit order (:mod:`protocols.bits`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import bits
+from ._validate import check_epsilon, check_int, check_probability, check_values
+from .base import FrequencyOracle, log_ratio
+from .errors import LDPValueError
+from .randomness import randomized_response_bits, source
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnaryEncoding(FrequencyOracle):
+    """Unary encoding with arbitrary flip probabilities p = Pr[1|1] > q = Pr[1|0].
+
+    ε is derived: ε = ln(p(1 − q)/((1 − p)q)), tight.
+    """
+
+    d: int
+    p: float
+    q: float
+    epsilon: float = field(default=None, init=False)
+
+    def __post_init__(self):
+        d = check_int(self.d, "d", 2)
+        p = check_probability(self.p, "p", open_interval=False)
+        q = check_probability(self.q, "q")
+        if not (p > q and p < 1):
+            raise LDPValueError(f"unary encoding needs q < p < 1, got p={p!r}, q={q!r}")
+        eps = log_ratio(p, q) if self.epsilon is None else self.epsilon
+        self._set(d=d, p=p, q=q, epsilon=eps, p_star=p, q_star=q)
+
+    @property
+    def tight_epsilon(self):
+        """ln(p(1 − q)/((1 − p)q)): the exact ε of these flip probabilities."""
+        return log_ratio(self.p, self.q)
+
+    def perturb(self, encoded, rng=None):
+        """Perturb one-hot encodings of ``encoded`` values into packed reports."""
+        values = check_values(encoded, self.d)
+        return self.perturb_positions(values[:, None], rng)
+
+    def perturb_positions(self, positions, rng=None, width=None):
+        """Perturb bit vectors given by the positions of their ones.
+
+        Parameters
+        ----------
+        positions : int array (n, k)
+            Row i has ones at ``positions[i]`` (repeats allowed), zeros elsewhere.
+        width : int, optional
+            Number of bits per report (default ``d``).
+
+        Returns packed uint8 reports (n, ceil(width/8)).
+        """
+        width = self.d if width is None else width
+        positions = np.asarray(positions, dtype=np.int64)
+        n = positions.shape[0]
+        rows = np.repeat(np.arange(n), positions.shape[1])
+        noisy = randomized_response_bits(source(rng), (n, width), (rows, positions.ravel()),
+                                         self.p, self.q)
+        return bits.pack(noisy)
+
+    def check_reports(self, reports):
+        return bits.check_packed(reports, self.d)
+
+    def _support(self, reports):
+        return bits.column_sums(reports, self.d)
+
+    def output_distribution(self, value):
+        """Exact Pr[report | value] over all 2^d reports (keys: packed bytes). Small d only."""
+        value = int(check_values([value], self.d)[0])
+        return bit_vector_distribution(np.arange(self.d) == value, self.p, self.q)
+
+
+def bit_vector_distribution(true_bits, p, q):
+    """Exact output distribution of per-bit randomized response on one bit vector.
+
+    Returns {packed report bytes: probability} over all 2^len(true_bits) outputs.
+    """
+    true_bits = np.asarray(true_bits, dtype=bool)
+    d = true_bits.size
+    if d > 16:
+        raise LDPValueError(f"enumeration is for small domains (d <= 16), got d={d}")
+    outputs = ((np.arange(2 ** d)[:, None] >> np.arange(d)) & 1).astype(bool)
+    one = np.where(true_bits, p, q)
+    probs = np.where(outputs, one, 1 - one).prod(axis=1)
+    packed = bits.pack(outputs)
+    return {row.tobytes(): float(pr) for row, pr in zip(packed, probs)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SUE(UnaryEncoding):
+    """Symmetric unary encoding (Basic RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1), q = 1 − p."""
+
+    epsilon: float
+    p: float = field(init=False, repr=False)
+    q: float = field(init=False, repr=False)
+
+    def __post_init__(self):
+        eps = check_epsilon(self.epsilon)
+        half = math.exp(eps / 2)
+        self._set(epsilon=eps, p=half / (half + 1), q=1 / (half + 1))
+        super().__post_init__()
+
+
+@dataclass(frozen=True, kw_only=True)
+class BasicRAPPOR(SUE):
+    """Basic RAPPOR (Erlingsson et al., CCS 2014) with one-hot encoding and one report.
+
+    Each bit is kept with probability 1 − f/2 and flipped otherwise; ε = 2 ln(p/(1 − p)) with
+    p = 1 − f/2. Identical in distribution to :class:`SUE`; :meth:`from_f` takes RAPPOR's f.
+    """
+
+    @classmethod
+    def from_f(cls, *, f, d):
+        f = check_probability(f, "f")
+        return cls(epsilon=2 * math.log((1 - f / 2) / (f / 2)), d=d)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OUE(UnaryEncoding):
+    """Optimized unary encoding (Wang et al. 2017): p = 1/2, q = 1/(e^ε + 1)."""
+
+    epsilon: float
+    p: float = field(init=False, repr=False)
+    q: float = field(init=False, repr=False)
+
+    def __post_init__(self):
+        eps = check_epsilon(self.epsilon)
+        self._set(epsilon=eps, p=0.5, q=1 / (math.exp(eps) + 1))
+        super().__post_init__()

@@ -1,0 +1,48 @@
+import math
+
+import numpy as np
+import pytest
+
+from protocols import (BLH, GRR, OLH, OUE, SHE, SUE, THE, BasicRAPPOR, HadamardResponse,
+                       RandomizedResponse, SubsetSelection, UnaryEncoding)
+
+
+def oracle_factories():
+    """Every frequency oracle over a domain of d values, by name."""
+    return {
+        "GRR": lambda eps, d: GRR(epsilon=eps, d=d),
+        "RR": lambda eps, d: RandomizedResponse(epsilon=eps),
+        "SUE": lambda eps, d: SUE(epsilon=eps, d=d),
+        "BasicRAPPOR": lambda eps, d: BasicRAPPOR(epsilon=eps, d=d),
+        "OUE": lambda eps, d: OUE(epsilon=eps, d=d),
+        "UE": lambda eps, d: UnaryEncoding(d=d, p=0.7, q=0.2),
+        "SHE": lambda eps, d: SHE(epsilon=eps, d=d),
+        "THE": lambda eps, d: THE(epsilon=eps, d=d),
+        "BLH": lambda eps, d: BLH(epsilon=eps, d=d),
+        "OLH": lambda eps, d: OLH(epsilon=eps, d=d),
+        "SS": lambda eps, d: SubsetSelection(epsilon=eps, d=d),
+        "HR": lambda eps, d: HadamardResponse(epsilon=eps, d=d),
+    }
+
+
+ORACLES = oracle_factories()
+
+
+@pytest.fixture(params=sorted(ORACLES))
+def oracle_name(request):
+    return request.param
+
+
+def make_oracle(name, eps=1.0, d=8):
+    return ORACLES[name](eps, d)
+
+
+def tolerance_mean(sigma, trials, z=5.0):
+    """z standard errors of a mean of `trials` draws with standard deviation sigma."""
+    return z * sigma / math.sqrt(trials)
+
+
+def fixed_values(d, n, rng=0):
+    """n values over d with unequal, known frequencies (value 0 most frequent)."""
+    weights = np.arange(d, 0, -1, dtype=float)
+    return np.random.default_rng(rng).choice(d, size=n, p=weights / weights.sum())

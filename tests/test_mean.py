@@ -1,0 +1,54 @@
+import math
+
+import numpy as np
+import pytest
+
+from protocols import DuchiMean, LDPTypeError, LDPValueError, LaplaceMean, PiecewiseMean
+
+MECHS = [LaplaceMean, DuchiMean, PiecewiseMean]
+
+
+@pytest.mark.parametrize("cls", MECHS)
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_unbiased_with_analytic_variance(cls, eps):
+    mech = cls(epsilon=eps, low=0.0, high=10.0)
+    x = np.linspace(0, 10, 500)
+    trials = 400
+    reports = mech.privatize(np.tile(x, trials), rng=11).reshape(trials, -1)
+    est = np.array([mech.estimate(mech.aggregate(r)) for r in reports])
+    t = 2 * x / 10 - 1
+    var = np.mean([mech.unit_variance(ti) for ti in t]) / x.size * 25
+    assert abs(est.mean() - x.mean()) <= 5 * math.sqrt(var / trials)
+    assert abs(est.var(ddof=1) / var - 1) <= 5 * math.sqrt(2 / (trials - 1))
+
+
+def test_variance_formulas():
+    e = math.exp(1.0)
+    assert DuchiMean(epsilon=1.0).unit_variance(0.0) == pytest.approx(((e + 1) / (e - 1)) ** 2)
+    s = math.exp(0.5)
+    assert PiecewiseMean(epsilon=1.0).unit_variance(0.0) == pytest.approx((s + 3) / (3 * (s - 1) ** 2))
+    assert LaplaceMean(epsilon=1.0).unit_variance(0.0) == pytest.approx(8.0, rel=1e-4)
+
+
+def test_piecewise_density_ratio_is_bounded():
+    """The output density is s/(s+1)/(C−1)·... inside [ℓ, r] and 1/s of it outside: ratio e^ε/2·2."""
+    mech = PiecewiseMean(epsilon=1.0)
+    n = 400000
+    C = mech.C
+    edges = np.linspace(-C, C, 41)
+    h1 = np.histogram(mech.privatize(np.full(n, -1.0), rng=1), edges)[0]
+    h2 = np.histogram(mech.privatize(np.full(n, 1.0), rng=2), edges)[0]
+    ratio = np.log(np.maximum(h1, 1) / np.maximum(h2, 1))
+    assert np.abs(ratio).max() <= 1.0 + 0.1
+    assert np.abs(ratio).max() >= 1.0 - 0.1
+
+
+def test_validation():
+    with pytest.raises(LDPValueError):
+        DuchiMean(epsilon=1.0, low=1, high=0)
+    with pytest.raises(LDPValueError, match="found 2.0"):
+        DuchiMean(epsilon=1.0).privatize([0.5, 2.0])
+    with pytest.raises(LDPTypeError):
+        DuchiMean(epsilon=1.0).privatize(["a"])
+    with pytest.raises(LDPValueError):
+        DuchiMean(epsilon=0).privatize([0.5])
