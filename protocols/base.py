@@ -50,17 +50,17 @@ class SupportCounts:
         return cls(mechanism, np.zeros(size, dtype=np.int64), 0)
 
     def merge(self, other):
-        if not isinstance(other, SupportCounts):
-            raise LDPTypeError(f"can only merge SupportCounts, got {type(other).__name__}")
+        if not isinstance(other, type(self)):
+            raise LDPTypeError(f"can only merge {type(self).__name__}, got {type(other).__name__}")
         if other.mechanism != self.mechanism:
             raise IncompatibleError(
                 f"cannot merge aggregates of {self.mechanism!r} and {other.mechanism!r}")
-        return SupportCounts(self.mechanism, self.counts + other.counts, self.n + other.n)
+        return type(self)(self.mechanism, self.counts + other.counts, self.n + other.n)
 
     __add__ = merge
 
     def __eq__(self, other):
-        return (isinstance(other, SupportCounts) and other.mechanism == self.mechanism
+        return (isinstance(other, type(self)) and other.mechanism == self.mechanism
                 and other.n == self.n and np.array_equal(other.counts, self.counts))
 
     __hash__ = None

@@ -45,8 +45,15 @@ class MeanAggregate:
     __add__ = merge
 
 
+@dataclass(frozen=True, kw_only=True)
 class _MeanMechanism:
-    def _check(self):
+    """Common parameters: ε and the interval [low, high] of the values."""
+
+    epsilon: float
+    low: float = -1.0
+    high: float = 1.0
+
+    def __post_init__(self):
         eps = check_epsilon(self.epsilon)
         low, high = float(self.low), float(self.high)
         if not (math.isfinite(low) and math.isfinite(high) and low < high):
@@ -92,13 +99,6 @@ class _MeanMechanism:
 
 @dataclass(frozen=True, kw_only=True)
 class LaplaceMean(_MeanMechanism):
-    epsilon: float
-    low: float = -1.0
-    high: float = 1.0
-
-    def __post_init__(self):
-        self._check()
-
     def _perturb(self, t, src):
         noise = laplace_grid(src, 2 / self.epsilon, _GRID, t.size) * _GRID
         return np.round(t / _GRID) * _GRID + noise
@@ -110,13 +110,6 @@ class LaplaceMean(_MeanMechanism):
 
 @dataclass(frozen=True, kw_only=True)
 class DuchiMean(_MeanMechanism):
-    epsilon: float
-    low: float = -1.0
-    high: float = 1.0
-
-    def __post_init__(self):
-        self._check()
-
     @property
     def C(self):
         return (math.exp(self.epsilon) + 1) / (math.exp(self.epsilon) - 1)
@@ -131,13 +124,6 @@ class DuchiMean(_MeanMechanism):
 
 @dataclass(frozen=True, kw_only=True)
 class PiecewiseMean(_MeanMechanism):
-    epsilon: float
-    low: float = -1.0
-    high: float = 1.0
-
-    def __post_init__(self):
-        self._check()
-
     @property
     def C(self):
         s = math.exp(self.epsilon / 2)

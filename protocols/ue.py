@@ -101,8 +101,8 @@ def bit_vector_distribution(true_bits, p, q):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SUE(UnaryEncoding):
-    """Symmetric unary encoding (Basic RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1), q = 1 − p."""
+class _BudgetedUnaryEncoding(UnaryEncoding):
+    """Unary encoding whose (p, q) derive from ε by ``_probabilities``."""
 
     epsilon: float
     p: float = field(init=False, repr=False)
@@ -110,9 +110,19 @@ class SUE(UnaryEncoding):
 
     def __post_init__(self):
         eps = check_epsilon(self.epsilon)
-        half = math.exp(eps / 2)
-        self._set(epsilon=eps, p=half / (half + 1), q=1 / (half + 1))
+        p, q = self._probabilities(eps)
+        self._set(epsilon=eps, p=p, q=q)
         super().__post_init__()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SUE(_BudgetedUnaryEncoding):
+    """Symmetric unary encoding (Basic RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1), q = 1 − p."""
+
+    @staticmethod
+    def _probabilities(eps):
+        half = math.exp(eps / 2)
+        return half / (half + 1), 1 / (half + 1)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,14 +140,9 @@ class BasicRAPPOR(SUE):
 
 
 @dataclass(frozen=True, kw_only=True)
-class OUE(UnaryEncoding):
+class OUE(_BudgetedUnaryEncoding):
     """Optimized unary encoding (Wang et al. 2017): p = 1/2, q = 1/(e^ε + 1)."""
 
-    epsilon: float
-    p: float = field(init=False, repr=False)
-    q: float = field(init=False, repr=False)
-
-    def __post_init__(self):
-        eps = check_epsilon(self.epsilon)
-        self._set(epsilon=eps, p=0.5, q=1 / (math.exp(eps) + 1))
-        super().__post_init__()
+    @staticmethod
+    def _probabilities(eps):
+        return 0.5, 1 / (math.exp(eps) + 1)

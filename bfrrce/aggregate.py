@@ -1,0 +1,74 @@
+"""Column sums of BFRRCE reports: the server's whole state, O(L) memory whatever n is.
+
+Debiasing (Theorem 2 of the paper): with c_j the number of reports with bit j set among n,
+t̂_j = (c_j − n·q)/(p − q) is unbiased for t_j, the number of users whose filter has bit j, and
+Var(t̂_j) = [t_j·p(1 − p) + (n − t_j)·q(1 − q)]/(p − q)².
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from protocols.base import SupportCounts
+
+
+class ColumnSums(SupportCounts):
+    """Per-bit report counts and the number of reports, for one BFRRCE configuration.
+
+    Immutable and mergeable (``a.merge(b)``, ``a + b``; exact in any order); ``add(reports)``
+    returns the aggregate with one more batch (a rejected batch raises and changes nothing).
+    """
+
+    def add(self, reports):
+        return self.merge(self.mechanism.aggregate(reports))
+
+    def to_bytes(self):
+        """Versioned binary form (see :mod:`bfrrce.wire`)."""
+        from .wire import dump_column_sums
+        return dump_column_sums(self)
+
+    @classmethod
+    def from_bytes(cls, data, mechanism=None):
+        from .wire import load_column_sums
+        return load_column_sums(data, mechanism)
+
+
+@dataclass(frozen=True)
+class Debiased:
+    """Unbiased estimates t̂ of the users per bit, their plug-in variances and the null variance."""
+
+    t_hat: np.ndarray
+    variance: np.ndarray
+    null_variance: float
+    n: int
+
+
+def debias(counts, n, p, q):
+    """t̂_j = (c_j − n q)/(p − q), with Var at t = clip(t̂, 0, n) and at t = 0."""
+    counts = np.asarray(counts, dtype=float)
+    t_hat = (counts - n * q) / (p - q)
+    t = np.clip(t_hat, 0, n)
+    var = (t * p * (1 - p) + (n - t) * q * (1 - q)) / (p - q) ** 2
+    return Debiased(t_hat, var, n * q * (1 - q) / (p - q) ** 2, n)
+
+
+def users_per_bit(positions, weights, L):
+    """t_j = Σ over users of [bit j in the user's filter] from filter positions (k, l) and
+    user counts per row (repeated positions within a row count once)."""
+    pos = np.sort(np.asarray(positions, dtype=np.int64), axis=1)
+    first = np.ones(pos.shape, dtype=bool)
+    first[:, 1:] = pos[:, 1:] != pos[:, :-1]
+    w = np.broadcast_to(np.asarray(weights, dtype=np.int64)[:, None], pos.shape)
+    return np.bincount(pos[first], weights=w[first], minlength=L).astype(np.int64)
+
+
+def simulate_column_sums(t, n, p, q, rng):
+    """Column sums drawn exactly in distribution: c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q).
+
+    The bits of different users and columns are independent, so this is the exact joint law of
+    the aggregate of n real reports, at O(L) cost whatever n is.
+    """
+    t = np.asarray(t, dtype=np.int64)
+    return rng.binomial(t, p) + rng.binomial(n - t, q)

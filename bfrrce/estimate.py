@@ -1,0 +1,220 @@
+"""Cardinality estimators on debiased column sums, each returning a :class:`CardinalityEstimate`.
+
+What can be estimated (DESIGN §3): a value held by few users is invisible under the noise
+(Chen, Ghazi, Kumar, Manurangsi, ITCS 2021), so every estimate states its detection limit:
+the number of users a value needs so that its bits pass a one-sided 5% test against the
+null with probability 50% (and 90%).
+
+Methods
+-------
+``fill`` (domain-free)
+    Estimate the fraction π₀ of columns no user touched, then invert the fill ratio
+    (Whang et al. 1990; Swamidass & Baldi 2007): D̂ = ln π̂₀ / (l·ln(1 − 1/L)).
+    π₀ uses the Fourier null-proportion estimator of Jin & Cai (JASA 2007), here with the exact
+    null law of a column sum, c ~ Binomial(n, q):
+        ψ(c) = ∫ w(ξ) Re[e^{iξ(c − nq)} / φ₀(ξ)] dξ,   φ₀(ξ) = E₀[e^{iξ(c − nq)}],
+    with w the triangular (Fejér) weight on [−γ, γ]. E[ψ] = 1 exactly on an empty column and
+    tends to 0 on a column whose t_j is large against the noise, so π̂₀ = mean ψ; its standard
+    error is the sample standard deviation of ψ over columns / √L (a linear statistic).
+    γ is tuned to the signal in two steps (:func:`null_proportion`). On the paper's synthetic
+    setting this had lower error than fixed γ, Lepski's rule, and a grid mixture MLE.
+``corrected`` (candidates known)
+    The same null-proportion estimate on the columns the candidates touch, inverted with the
+    candidates' exact column multiplicities m_j: E[#empty] = Σ_j (1 − D/M)^{m_j}, which corrects
+    for filter collisions; noise false positives are removed by the null model, and misses are
+    what the detection limit reports. Also lists the candidates whose every bit passes a
+    per-candidate test at false-positive rate ``alpha``.
+``paper``
+    The paper's baseline: reconstruct B″_j = [t̂_j > threshold] and count the candidates whose l
+    bits are all set. Biased upwards by noise and collisions, downwards by misses; its standard
+    error reflects only its own sampling noise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+
+import numpy as np
+
+from protocols.errors import LDPValueError
+
+_NORMAL = NormalDist()
+PILOT_GAMMA = 2.0              # γ·σ_c of the pilot estimate, σ_c the null count sd
+GAMMA_RANGE = (0.5, 3.0)
+DETECTION_ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class CardinalityEstimate:
+    """An estimate of the number of distinct values, with its uncertainty and visibility.
+
+    Attributes
+    ----------
+    value, stderr : float
+    ci : (float, float)
+        Confidence interval at level ``confidence``.
+    detection_limit : dict
+        {probability: users needed for a value to be detected with that probability}.
+    method : str
+    parameters : dict
+        ε (user level), L, l, n, perturbation, unit, and method options.
+    details : dict
+        Method-specific intermediate results (π̂₀, γ, detected candidates, ...).
+    """
+
+    value: float
+    stderr: float
+    ci: tuple
+    confidence: float
+    detection_limit: dict
+    method: str
+    parameters: dict
+    details: dict = field(default_factory=dict, repr=False)
+
+    def __str__(self):
+        lo, hi = self.ci
+        limit = ", ".join(f"{int(100 * k)}%: {v:,.0f} users" for k, v in self.detection_limit.items())
+        params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
+        return (f"distinct values ≈ {self.value:,.1f} ± {self.stderr:,.1f} "
+                f"({100 * self.confidence:g}% CI {lo:,.1f} – {hi:,.1f}) [{self.method}]\n"
+                f"detection limit: {limit}; values held by fewer users are not counted\n"
+                f"parameters: {params}")
+
+
+def _z(confidence):
+    if not 0 < confidence < 1:
+        raise LDPValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return _NORMAL.inv_cdf(0.5 + confidence / 2)
+
+
+def fourier_psi(counts, n, q, gamma, points=129):
+    """ψ(c_j) for each column (see the module docstring), γ in count units."""
+    xi = np.linspace(0.0, gamma, points)
+    weight = 2 * (1 - xi / gamma) / gamma           # even weight on [−γ, γ] folded to [0, γ]
+    log_phi0 = n * np.log(1 - q + q * np.exp(1j * xi)) - 1j * xi * n * q
+    centred = np.asarray(counts, dtype=float) - n * q
+    integrand = np.real(np.exp(1j * np.outer(centred, xi) - log_phi0)) * weight
+    return np.trapezoid(integrand, xi, axis=1)
+
+
+def null_proportion(counts, n, p, q):
+    """Fourier estimate of the fraction of columns with t_j = 0; returns (π̂₀, se, γ·σ_c).
+
+    The kernel's resolution is tuned to the signal: a column holding a mean signal μ (in counts)
+    has E[ψ] ≈ sinc²(γμ/2), negligible once γμ ≥ 2π. A pilot estimate at γ·σ_c = 2 gives the
+    occupied columns' mean signal μ = Σ_j (c_j − nq) / (L(1 − π̂₀)); the final γ is 2π/μ,
+    with γ·σ_c kept in [1/2, 3] (below, no gain; above, the variance explodes).
+    """
+    counts = np.asarray(counts, dtype=float)
+    sigma = math.sqrt(n * q * (1 - q))
+    psi = fourier_psi(counts, n, q, min(PILOT_GAMMA / sigma, math.pi))
+    occupied = max(counts.size * (1 - psi.mean()), 1.0)
+    signal = max(np.sum(counts - n * q) / occupied, 1e-12)
+    g = min(max(2 * math.pi * sigma / signal, GAMMA_RANGE[0]), GAMMA_RANGE[1])
+    psi = fourier_psi(counts, n, q, min(g / sigma, math.pi))
+    return psi.mean(), psi.std(ddof=1) / math.sqrt(psi.size), g
+
+
+def _fill_inverse(pi0, L, l):
+    """D with (1 − 1/L)^{l·D} = π₀ (π₀ clipped to [1/(2L), 1])."""
+    pi0 = min(max(pi0, 0.5 / L), 1.0)
+    return math.log(pi0) / (l * math.log1p(-1 / L))
+
+
+def estimate_fill(debiased, counts, p, q, L, l, confidence):
+    n = debiased.n
+    pi0, se, g = null_proportion(counts, n, p, q)
+    z = _z(confidence)
+    value = _fill_inverse(pi0, L, l)
+    lo, hi = _fill_inverse(pi0 + z * se, L, l), _fill_inverse(pi0 - z * se, L, l)
+    slope = 1 / (max(pi0, 0.5 / L) * l * -math.log1p(-1 / L))
+    details = {"pi0": pi0, "pi0_stderr": se, "gamma_sigma": g,
+               "saturated": pi0 <= 0.5 / L}
+    return value, se * slope, (lo, hi), details
+
+
+def _solve_candidates(empty, multiplicity):
+    """x in [0, 1] with Σ_j (1 − x)^{m_j} = empty (bisection; the left side decreases in x)."""
+    m = multiplicity[multiplicity > 0]
+    empty = min(max(empty, 0.0), float(m.size))
+    lo, hi = 0.0, 1.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if np.sum((1 - mid) ** m) > empty:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def estimate_corrected(debiased, counts, p, q, multiplicity, n_candidates, confidence):
+    n = debiased.n
+    touched = multiplicity > 0
+    pi0, se, g = null_proportion(np.asarray(counts)[touched], n, p, q)
+    z = _z(confidence)
+    size = int(touched.sum())
+    m = multiplicity[touched]
+
+    def count(pi):
+        return n_candidates * _solve_candidates(pi * size, m)
+
+    value = count(pi0)
+    lo, hi = count(min(pi0 + z * se, 1.0)), count(max(pi0 - z * se, 0.0))
+    x = value / n_candidates
+    slope = n_candidates * size / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
+    details = {"pi0": pi0, "pi0_stderr": se, "gamma_sigma": g, "columns": size}
+    return value, se * slope, (lo, hi), details
+
+
+def per_column_threshold(null_variance, alpha=DETECTION_ALPHA):
+    """t̂ threshold of a one-sided test at false-positive rate α: z_{1−α}·σ₀."""
+    return _NORMAL.inv_cdf(1 - alpha) * math.sqrt(null_variance)
+
+
+def detected_candidates(debiased, positions, alpha):
+    """Candidates whose every bit has t̂ above the per-bit threshold at rate α^{1/l}
+    (so an absent candidate on empty columns passes with probability α)."""
+    l = positions.shape[1]
+    tau = per_column_threshold(debiased.null_variance, alpha ** (1 / l))
+    return (debiased.t_hat[positions] > tau).all(axis=1)
+
+
+def estimate_paper(debiased, positions, threshold, confidence):
+    passed = debiased.t_hat > threshold
+    hit = passed[positions].all(axis=1)
+    value = float(hit.sum())
+    sd = np.sqrt(np.maximum(debiased.variance, 1e-300))
+    prob = np.array([_NORMAL.cdf(x) for x in ((debiased.t_hat - threshold) / sd)])
+    pi = prob[positions].prod(axis=1)
+    se = float(np.sqrt(np.sum(pi * (1 - pi))))
+    z = _z(confidence)
+    return value, se, (max(value - z * se, 0.0), value + z * se), {"threshold": threshold}
+
+
+def detection_limit(n, p, q, l, levels=(0.5, 0.9), alpha=DETECTION_ALPHA):
+    """Users f a value needs for all its l bits to pass the per-bit test with each probability.
+
+    Solves Φ((f − τ)/σ(f))^l = level, σ(f)² = [f p(1−p) + (n − f) q(1−q)]/(p − q)², with the
+    per-bit threshold τ = z_{1−α^{1/l}}·σ(0) of :func:`detected_candidates` (an absent value on
+    empty columns passes with probability α); ∞ if even n users do not reach it.
+    """
+    sigma0 = math.sqrt(n * q * (1 - q)) / (p - q)
+    tau = _NORMAL.inv_cdf(1 - alpha ** (1 / l)) * sigma0
+    out = {}
+    for level in levels:
+        z = _NORMAL.inv_cdf(level ** (1 / l))
+
+        def gap(f):
+            return f - tau - z * math.sqrt(f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q)
+
+        if gap(n) < 0:
+            out[level] = math.inf
+            continue
+        lo, hi = 0.0, float(n)
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gap(mid) < 0 else (lo, mid)
+        out[level] = hi
+    return out

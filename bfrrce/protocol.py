@@ -1,0 +1,221 @@
+"""BFRRCE: Bloom filter randomized response for cardinality estimation, client and server.
+
+One immutable object holds the parameters and derives everything else once: the Bloom filter,
+the flip probabilities (p, q) and the user-level ε (:mod:`bfrrce.perturb`), and the unary
+encoding oracle of :mod:`protocols.ue` that perturbs the filters and sums the columns.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from protocols._validate import check_epsilon
+from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
+from protocols import bits
+from protocols.randomness import generator, randomized_response_bits, source
+from protocols.ue import UnaryEncoding, bit_vector_distribution
+
+from . import estimate as est
+from .aggregate import ColumnSums, debias, simulate_column_sums, users_per_bit
+from .bloom import BloomFilter
+from .perturb import PrivacyWarning, flip_probabilities, per_bit_probabilities, user_epsilon
+
+METHODS = ("auto", "paper", "corrected", "fill")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BFRRCE:
+    """Distinct counting under ε-LDP with Bloom filters and per-bit randomized response.
+
+    Parameters
+    ----------
+    epsilon : float
+        User-level privacy budget (DESIGN §2). Exactly one of ``epsilon`` and
+        ``per_bit_epsilon`` is given.
+    L : int
+        Bits per filter (>= 2). Default 1024.
+    l : int
+        Hashes per value (1 <= l <= L). Default 1: each extra hash splits the budget and lowers
+        the signal-to-noise ratio per value like 1/√l, so l = 1 is best for counting.
+    perturbation : {"optimized", "symmetric"}
+        "optimized" (p = 1/2, OUE-style, the default: lower variance at the same ε) or
+        "symmetric" (the paper's). With ``per_bit_epsilon`` only "symmetric" exists.
+    unit : {"value", "item"}
+        "value": one value per user, 2l bits may differ (the paper's model). "item": a party
+        holds a set; neighbouring sets differ by one item, at most l bits.
+    seed : int
+        First hash seed; hashes use seed, …, seed + l − 1.
+    per_bit_epsilon : float, optional
+        The paper's per-bit budget ε_b (RR_P = e^{ε_b}/(1 + e^{ε_b})); the true user-level ε is
+        2l·ε_b (value) or l·ε_b (item), set as ``epsilon``, with a :class:`PrivacyWarning`.
+    """
+
+    epsilon: float = None
+    L: int = 1024
+    l: int = 1
+    perturbation: str = None
+    unit: str = "value"
+    seed: int = 0
+    per_bit_epsilon: float = None
+    bloom: BloomFilter = field(init=False, repr=False, compare=False)
+    p: float = field(init=False, repr=False, compare=False)
+    q: float = field(init=False, repr=False, compare=False)
+    oracle: UnaryEncoding = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        bloom = BloomFilter(L=self.L, l=self.l, seed=self.seed)
+        if (self.epsilon is None) == (self.per_bit_epsilon is None):
+            raise LDPValueError("give exactly one of epsilon and per_bit_epsilon")
+        if self.unit not in ("value", "item"):
+            raise LDPValueError(f"unit must be 'value' or 'item', got {self.unit!r}")
+        if self.per_bit_epsilon is not None:
+            if self.perturbation not in (None, "symmetric"):
+                raise LDPValueError("per_bit_epsilon is the paper's symmetric perturbation only")
+            eb = check_epsilon(self.per_bit_epsilon, "per_bit_epsilon")
+            p, q = per_bit_probabilities(eb)
+            perturbation = "symmetric"
+            eps = user_epsilon(p, q, bloom.l, self.unit)
+            warnings.warn(f"per_bit_epsilon={eb} flips each bit with ε_b = {eb}; the user-level "
+                          f"guarantee is ε = {eps:.6g} (unit={self.unit!r}, l={bloom.l})",
+                          PrivacyWarning, stacklevel=3)
+        else:
+            eps = check_epsilon(self.epsilon)
+            perturbation = self.perturbation or "optimized"
+            p, q = flip_probabilities(eps, bloom.l, perturbation, self.unit)
+        if not (0.0 < q < p < 1.0):
+            raise LDPValueError(f"epsilon={eps!r} per bit is too large: the flip probabilities "
+                                f"round to 0 or 1 in float64 (p={p!r}, q={q!r})")
+        for name, value in dict(epsilon=eps, L=bloom.L, l=bloom.l, seed=bloom.seed,
+                                perturbation=perturbation, bloom=bloom, p=p, q=q,
+                                oracle=UnaryEncoding(d=bloom.L, p=p, q=q)).items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def parameters(self):
+        return {"epsilon": round(self.epsilon, 6), "L": self.L, "l": self.l,
+                "perturbation": self.perturbation, "unit": self.unit}
+
+    # -- client ---------------------------------------------------------------------------
+    def privatize(self, values, rng=None):
+        """Reports of a batch of values, one per user: uint8 (n, ceil(L/8)), little-endian bits.
+
+        ``rng=None`` (clients) draws from the OS CSPRNG; seeds are for simulations only.
+        """
+        return self.oracle.perturb_positions(self.bloom.positions(values), source(rng))
+
+    def privatize_sets(self, sets, rng=None):
+        """Reports of parties holding sets of items (``unit="item"``)."""
+        if self.unit != "item":
+            raise LDPValueError("privatize_sets needs unit='item' (a set can differ in many bits)")
+        filters = self.bloom.set_bits(sets)
+        noisy = randomized_response_bits(source(rng), filters.shape, np.nonzero(filters), self.p, self.q)
+        return bits.pack(noisy)
+
+    def output_distribution(self, value):
+        """Exact Pr[report | value] over all 2^L reports (small L only), for privacy audits."""
+        return bit_vector_distribution(self.bloom.bits([value])[0], self.p, self.q)
+
+    def set_output_distribution(self, items):
+        """Exact Pr[report | set of items] (``unit="item"`` audits; small L only)."""
+        return bit_vector_distribution(self.bloom.set_bits([items])[0], self.p, self.q)
+
+    # -- server ---------------------------------------------------------------------------
+    def aggregate(self, reports):
+        """Column sums of a batch of packed reports (validated, never modified)."""
+        reports = self.oracle.check_reports(reports)
+        return ColumnSums(self, self.oracle._support(reports), len(reports))
+
+    def empty_aggregate(self):
+        return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
+
+    def simulate(self, values, rng=None, counts=None):
+        """Column sums of ``values``' users drawn exactly in distribution, without reports.
+
+        ``values`` are distinct values with ``counts`` users each (default: one user per entry,
+        duplicates allowed); cost O(distinct·l + L), so 10^9 users take milliseconds.
+        """
+        if counts is None:
+            values, counts = np.unique(np.asarray(values), return_counts=True)
+        counts = np.asarray(counts)
+        if counts.shape != (len(values),) or (counts < 0).any():
+            raise LDPValueError("counts must be one non-negative integer per value")
+        n = int(counts.sum())
+        t = users_per_bit(self.bloom.positions(values), counts, self.L)
+        return ColumnSums(self, simulate_column_sums(t, n, self.p, self.q, generator(rng)), n)
+
+    def _check(self, aggregate):
+        if not isinstance(aggregate, ColumnSums):
+            raise LDPTypeError(f"expected ColumnSums, got {type(aggregate).__name__}")
+        if aggregate.mechanism != self:
+            raise IncompatibleError(f"column sums of {aggregate.mechanism!r} cannot be read by {self!r}")
+        if aggregate.n == 0:
+            raise LDPValueError("no reports: nothing to estimate")
+        return aggregate
+
+    def debias(self, aggregate):
+        """Unbiased users per bit t̂ with plug-in variances (:class:`bfrrce.aggregate.Debiased`)."""
+        agg = self._check(aggregate)
+        return debias(agg.counts, agg.n, self.p, self.q)
+
+    def null_variance(self, n):
+        """Var(t̂_j) of a column no user touched: n q(1 − q)/(p − q)²."""
+        return n * self.q * (1 - self.q) / (self.p - self.q) ** 2
+
+    def detection_limit(self, n, levels=(0.5, 0.9)):
+        """Users a value needs to be detected with each probability (see :mod:`bfrrce.estimate`)."""
+        return est.detection_limit(n, self.p, self.q, self.l, levels)
+
+    def estimate(self, aggregate, candidates=None, method="auto", confidence=0.95,
+                 threshold=0.5, alpha=0.05):
+        """Estimate the number of distinct values.
+
+        Parameters
+        ----------
+        candidates : sequence, optional
+            The possible values (needed by "paper" and "corrected").
+        method : {"auto", "paper", "corrected", "fill"}
+            "auto" is "corrected" with candidates and "fill" without.
+        threshold : float
+            "paper": a bit of B″ is set when t̂_j > threshold (users).
+        alpha : float
+            "corrected": false-positive rate of the per-candidate detection list.
+        """
+        if method not in METHODS:
+            raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
+        if method == "auto":
+            method = "fill" if candidates is None else "corrected"
+        agg = self._check(aggregate)
+        deb = debias(agg.counts, agg.n, self.p, self.q)
+        details = {}
+        if method == "fill":
+            value, se, ci, details = est.estimate_fill(deb, agg.counts, self.p, self.q, self.L, self.l,
+                                                       confidence)
+        else:
+            if candidates is None or len(candidates) == 0:
+                raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
+            positions = self.bloom.positions(candidates)
+            if method == "paper":
+                value, se, ci, details = est.estimate_paper(deb, positions, threshold, confidence)
+            else:
+                mult = self.bloom.column_multiplicity(candidates)
+                value, se, ci, details = est.estimate_corrected(
+                    deb, agg.counts, self.p, self.q, mult, len(candidates), confidence)
+                details["detected"] = est.detected_candidates(deb, positions, alpha)
+        params = dict(self.parameters, n=agg.n)
+        return est.CardinalityEstimate(float(value), float(se), tuple(map(float, ci)), confidence,
+                                       self.detection_limit(agg.n), method, params, details)
+
+
+def estimate_distinct(values, epsilon=2.0, rng=None, candidates=None, method="auto", **params):
+    """Privatize every value as its own client would, aggregate, and estimate.
+
+    ``params`` go to :class:`BFRRCE` (L, l, perturbation, unit, seed). ``rng=None`` uses the OS
+    CSPRNG; pass a seed for a reproducible simulation.
+    """
+    mech = BFRRCE(epsilon=epsilon, **params)
+    agg = mech.aggregate(mech.privatize(values, rng=rng))
+    return mech.estimate(agg, candidates=candidates, method=method)

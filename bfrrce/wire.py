@@ -1,0 +1,124 @@
+"""Versioned binary formats of BFRRCE aggregates and report batches.
+
+Layout (all integers little-endian):
+
+======  ======  ==========================================================================
+offset  size    field
+======  ======  ==========================================================================
+0       8       magic ``b"BFRRCE\\x00\\x01"`` (name, format family)
+8       2       version (1)
+10      1       kind: 1 = column sums, 2 = packed reports
+11      4       length J of the parameter header
+15      J       UTF-8 JSON: epsilon, L, l, seed, perturbation, unit, p, q (floats as hex)
+15+J    8       n: reports (kind 1: reports aggregated; kind 2: rows)
+23+J    P       payload: kind 1, L int64 counts; kind 2, n·ceil(L/8) packed bytes
+23+J+P  4       CRC-32 of every byte before it
+======  ======  ==========================================================================
+
+Readers refuse, with a message that says which: a wrong magic, another version, another kind,
+a truncated or over-long input, a checksum mismatch, and parameters other than the expected
+mechanism's.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+
+import numpy as np
+
+from protocols.errors import IncompatibleError, LDPError, LDPTypeError
+
+MAGIC = b"BFRRCE\x00\x01"
+VERSION = 1
+COLUMN_SUMS, REPORTS = 1, 2
+
+
+class FormatError(LDPError, ValueError):
+    """Bytes that are not a valid BFRRCE file of the expected kind."""
+
+
+def _params(mech):
+    return {"epsilon": float(mech.epsilon).hex(), "L": mech.L, "l": mech.l, "seed": mech.seed,
+            "perturbation": mech.perturbation, "unit": mech.unit,
+            "p": float(mech.p).hex(), "q": float(mech.q).hex()}
+
+
+def _dump(mech, kind, n, payload):
+    header = json.dumps(_params(mech), sort_keys=True).encode()
+    body = (MAGIC + struct.pack("<HBI", VERSION, kind, len(header)) + header
+            + struct.pack("<Q", n) + payload)
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def _mechanism_from(params):
+    from .protocol import BFRRCE
+    mech = BFRRCE(epsilon=float.fromhex(params["epsilon"]), L=params["L"], l=params["l"],
+                  seed=params["seed"], perturbation=params["perturbation"], unit=params["unit"])
+    if _params(mech) != params:
+        raise FormatError("parameters in the header are inconsistent (p, q do not match ε)")
+    return mech
+
+
+def _load(data, kind, mechanism):
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise LDPTypeError(f"expected bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) < 23 or data[:8] != MAGIC:
+        raise FormatError("not a BFRRCE file (bad magic or too short)")
+    version, got_kind, hlen = struct.unpack_from("<HBI", data, 8)
+    if version != VERSION:
+        raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
+    if got_kind != kind:
+        raise FormatError(f"file holds kind {got_kind}, expected kind {kind}")
+    if len(data) < 15 + hlen + 12:
+        raise FormatError("truncated header")
+    if zlib.crc32(data[:-4]) != struct.unpack_from("<I", data, len(data) - 4)[0]:
+        raise FormatError("checksum mismatch: the file is corrupted or truncated")
+    try:
+        params = json.loads(data[15:15 + hlen].decode())
+        mech = _mechanism_from(params)
+    except FormatError:
+        raise
+    except (ValueError, KeyError, TypeError, LDPError) as exc:
+        raise FormatError(f"bad parameter header: {exc}") from None
+    if mechanism is not None and mechanism != mech:
+        raise IncompatibleError(f"file was written by {mech!r}, expected {mechanism!r}")
+    (n,) = struct.unpack_from("<Q", data, 15 + hlen)
+    return mech, n, data[23 + hlen:-4]
+
+
+def dump_column_sums(agg):
+    counts = np.ascontiguousarray(agg.counts, dtype="<i8")
+    return _dump(agg.mechanism, COLUMN_SUMS, agg.n, counts.tobytes())
+
+
+def load_column_sums(data, mechanism=None):
+    from .aggregate import ColumnSums
+    mech, n, payload = _load(data, COLUMN_SUMS, mechanism)
+    if len(payload) != 8 * mech.L:
+        raise FormatError(f"payload has {len(payload)} bytes, expected {8 * mech.L}")
+    counts = np.frombuffer(payload, dtype="<i8")
+    if (counts < 0).any() or (counts > n).any():
+        raise FormatError("column sums outside [0, n]")
+    return ColumnSums(mech, counts.astype(np.int64), n)
+
+
+def dump_reports(mech, reports):
+    reports = mech.oracle.check_reports(reports)
+    return _dump(mech, REPORTS, len(reports), np.ascontiguousarray(reports).tobytes())
+
+
+def load_reports(data, mechanism=None):
+    """Returns (mechanism, reports uint8 (n, ceil(L/8)))."""
+    mech, n, payload = _load(data, REPORTS, mechanism)
+    width = (mech.L + 7) // 8
+    if len(payload) != n * width:
+        raise FormatError(f"payload has {len(payload)} bytes, expected {n * width}")
+    reports = np.frombuffer(payload, dtype=np.uint8).reshape(n, width).copy()
+    try:
+        mech.oracle.check_reports(reports)
+    except LDPError as exc:
+        raise FormatError(str(exc)) from None
+    return mech, reports

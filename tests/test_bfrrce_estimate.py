@@ -1,0 +1,116 @@
+"""Estimators on the paper's synthetic setting: coverage, detection limit, validation."""
+
+import math
+
+import numpy as np
+import pytest
+
+from bfrrce import BFRRCE, CardinalityEstimate, estimate_distinct
+from bfrrce.estimate import detected_candidates, fourier_psi
+from protocols import LDPValueError
+
+N, D = 10_000, 122
+CANDIDATES = np.arange(1, 1001)
+
+
+def synthetic(seed=0):
+    """n = 10,000 users, 122 distinct values of 1..1000, frequencies as equal as possible."""
+    rng = np.random.default_rng(seed)
+    values = rng.choice(CANDIDATES, D, replace=False)
+    return values, np.diff(np.linspace(0, N, D + 1).round().astype(np.int64))
+
+
+@pytest.mark.parametrize("method", ["fill", "corrected"])
+@pytest.mark.parametrize("eps", [4.0, 8.0])
+def test_confidence_intervals_cover(method, eps):
+    """Coverage of the 95% CI over 200 seeded runs, where values are above the detection limit.
+    The binomial standard error of a 95% coverage over 200 runs is 1.5%: allow 5 of them."""
+    mech = BFRRCE(epsilon=eps, L=256)
+    values, counts = synthetic()
+    assert mech.detection_limit(N)[0.5] < N / D
+    runs = 200
+    hits = 0
+    for s in range(runs):
+        est = mech.estimate(mech.simulate(values, rng=s, counts=counts), CANDIDATES, method=method)
+        hits += est.ci[0] <= D <= est.ci[1]
+    assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
+
+
+def test_accuracy_at_high_epsilon():
+    """AARE over 50 runs at ε = 8 (measured 1.0%); 5% is the issue's target."""
+    mech = BFRRCE(epsilon=8.0, L=256)
+    values, counts = synthetic()
+    errors = [abs(mech.estimate(mech.simulate(values, rng=s, counts=counts)).value - D) / D
+              for s in range(50)]
+    assert np.mean(errors) <= 0.05
+
+
+def test_low_epsilon_says_values_are_invisible():
+    mech = BFRRCE(epsilon=1.0, L=256)
+    values, counts = synthetic()
+    est = mech.estimate(mech.simulate(values, rng=0, counts=counts))
+    assert est.detection_limit[0.5] > N / D        # each value's 82 users are below the limit
+    assert "detection limit" in str(est)
+
+
+def test_null_psi_has_mean_one():
+    """E[ψ] = 1 on an empty column: the exact binomial null characteristic function."""
+    rng = np.random.default_rng(0)
+    n, q = 5000, 0.2
+    sigma = math.sqrt(n * q * (1 - q))
+    psi = fourier_psi(rng.binomial(n, q, 20000), n, q, 1.0 / sigma)
+    assert abs(psi.mean() - 1) <= 5 * psi.std() / math.sqrt(psi.size)
+
+
+@pytest.mark.parametrize("l", [1, 2])
+def test_detection_limit_is_right(l):
+    """A value at the 90% limit is detected about 90% of the time; at a quarter of the 50% limit,
+    about as rarely as an absent value (α = 5%)."""
+    mech = BFRRCE(epsilon=4.0, L=128, l=l)
+    n, trials = 5000, 400
+    limit = mech.detection_limit(n)
+    rates = []
+    for f in (limit[0.9], limit[0.5] / 4):
+        f = int(round(f))
+        pos = mech.bloom.positions([0])
+        hits = 0
+        for s in range(trials):
+            agg = mech.simulate([0, 10 ** 9], rng=s, counts=[f, n - f])
+            hits += detected_candidates(mech.debias(agg), pos, 0.05)[0]
+        rates.append(hits / trials)
+    se = math.sqrt(0.09 / trials)
+    assert rates[0] >= 0.9 - 5 * se
+    assert rates[1] <= 0.05 + 0.1
+
+
+def test_paper_method_counts_candidates():
+    """Almost noiseless (q ≈ 2e-9): the count is the candidates inside the true filter's union,
+    the present values plus the absent ones that filter collisions cover."""
+    mech = BFRRCE(epsilon=80.0, L=4096, l=2, perturbation="symmetric")
+    values, counts = synthetic()
+    est = mech.estimate(mech.simulate(values, rng=1, counts=counts), CANDIDATES, method="paper",
+                        threshold=0.5)
+    union = mech.bloom.bits(values).any(axis=0)
+    assert est.method == "paper"
+    assert est.value == mech.bloom.contains(union, CANDIDATES).sum() > D
+
+
+def test_estimate_object_and_methods():
+    values = np.repeat(np.arange(20), 200)
+    est = estimate_distinct(values, epsilon=8.0, rng=0, L=256)
+    assert isinstance(est, CardinalityEstimate)
+    assert est.method == "fill" and est.parameters["n"] == 4000
+    assert est.ci[0] <= est.value <= est.ci[1]
+    assert abs(est.value - 20) <= 5 * est.stderr + 1
+    est = estimate_distinct(values, epsilon=8.0, rng=0, L=256, candidates=list(range(100)))
+    assert est.method == "corrected" and est.details["detected"][:20].all()
+    text = str(est)
+    assert "distinct values" in text and "95% CI" in text
+    mech = BFRRCE(epsilon=1.0, L=64)
+    agg = mech.aggregate(mech.privatize(values, rng=0))
+    with pytest.raises(LDPValueError):
+        mech.estimate(agg, method="magic")
+    with pytest.raises(LDPValueError):
+        mech.estimate(agg, method="paper")
+    with pytest.raises(LDPValueError):
+        mech.estimate(agg, confidence=1.5)
