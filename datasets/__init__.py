@@ -1,0 +1,79 @@
+"""Named datasets for evaluating distinct counting (importable from a checkout, not installed).
+
+    import datasets
+    data = datasets.load("synthetic-2")       # values, n, cardinality, candidates, description
+    data = datasets.load("bitcoin", path="~/.bitcoin/blocks")
+    data = datasets.load("my.csv", column="address")
+
+Names: ``synthetic-1`` (n = 2,000) and ``synthetic-2`` (n = 10,000), the paper's sets: 122
+distinct integers of 1..1000, every one present, frequencies as equal as possible, fixed seeds;
+``synthetic`` (options n, cardinality, domain, distribution, s, seed); ``bitcoin`` (real
+mainnet output addresses; ``path`` option or $BFRRCE_BITCOIN_PATH: a folder of block files, a
+block file, or a CSV/TSV/Parquet export with an ``address`` column); any file path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import bitcoin, synthetic
+
+NAMES = ("synthetic-1", "synthetic-2", "synthetic", "bitcoin")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    values: np.ndarray
+    cardinality: int
+    candidates: np.ndarray | None
+    description: str
+    provenance: str
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n(self):
+        return len(self.values)
+
+
+def _synthetic(name, **options):
+    params = dict(synthetic.PAPER_SETS.get(name, {}), **options)
+    values = synthetic.generate(**params)
+    domain = params.get("domain", 1000)
+    return Dataset(name, values, len(np.unique(values)), np.arange(1, domain + 1),
+                   f"n={len(values):,} users, {len(np.unique(values))} distinct integers of 1..{domain}, "
+                   f"{params.get('distribution', 'uniform')} frequencies",
+                   f"generated with seed {params.get('seed', 0)} (bfrrce datasets.synthetic)", params)
+
+
+def _bitcoin(path=None, column="address"):
+    root = bitcoin.bitcoin_dir(path)
+    if root.is_file() and root.suffix not in (".dat", ".blk"):
+        return _file(root, column, name="bitcoin")
+    blocks = bitcoin.read_blocks(bitcoin.block_files(root))
+    values = np.array(bitcoin.output_addresses(blocks))
+    return Dataset("bitcoin", values, len(np.unique(values)), None,
+                   f"{len(values):,} output addresses of {len(blocks)} distinct mainnet blocks",
+                   f"Bitcoin blocks read from {root}", {"blocks": len(blocks)})
+
+
+def _file(path, column=None, name=None):
+    from bfrrce.io import read_values
+    values = np.array(read_values(path, column))
+    return Dataset(name or Path(path).name, values, len(np.unique(values)), None,
+                   f"{len(values):,} values of column {column!r}" if column else f"{len(values):,} lines",
+                   f"file {path}")
+
+
+def load(name, **options):
+    """Load a dataset by name (see the module docstring) or from a file path."""
+    if name in ("synthetic-1", "synthetic-2", "synthetic"):
+        return _synthetic(name, **options)
+    if name == "bitcoin":
+        return _bitcoin(**options)
+    if Path(name).exists():
+        return _file(name, options.get("column"))
+    raise ValueError(f"unknown dataset {name!r}: use one of {NAMES} or a file path")

@@ -1,0 +1,73 @@
+import io
+import json
+
+import pytest
+
+from bfrrce.cli import main
+
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_evaluate_end_to_end(tmp_path):
+    code, out, err = run(["evaluate", "--trials", "3", "--epsilons", "4,8", "--out", str(tmp_path),
+                          "--methods", "paper,paper-perbit,corrected,fill"])
+    assert code == 0, err
+    header = out.splitlines()[2]
+    for column in ("eps", "user eps", "method", "AARE", "±se", "mean D̂", "true D", "f50", "D above f50"):
+        assert column in header
+    assert "synthetic-1" in out
+    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
+    assert len(rows) == 8
+    perbit = [r for r in rows if r["method"] == "paper-perbit"]
+    assert perbit[0]["user_epsilon"] == pytest.approx(2 * 3 * 4.0)       # 2l·ε per bit
+    assert (tmp_path / "results.csv").read_text().startswith("dataset,epsilon,user_epsilon,method")
+    pytest.importorskip("matplotlib")
+    assert (tmp_path / "aare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_evaluate_is_reproducible():
+    a = run(["evaluate", "--trials", "2", "--epsilons", "2", "--methods", "fill"])[1]
+    b = run(["evaluate", "--trials", "2", "--epsilons", "2", "--methods", "fill"])[1]
+    strip = lambda s: [line for line in s.splitlines() if not line.startswith("wall")]  # noqa: E731
+    assert strip(a) == strip(b)
+
+
+def test_estimate_on_a_file(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("user,value\n" + "".join(f"{i},v{i % 5}\n" for i in range(3000)))
+    code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "8",
+                          "--seed", "1", "--L", "64"])
+    assert code == 0, err
+    assert "distinct values ≈" in out and "detection limit" in out
+    cands = tmp_path / "cands.txt"
+    cands.write_text("".join(f"v{i}\n" for i in range(20)))
+    code, out, _ = run(["estimate", str(path), "--column", "value", "--epsilon", "8",
+                        "--candidates", str(cands), "--seed", "1", "--L", "64"])
+    assert code == 0 and "[corrected]" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["estimate", "missing.csv", "--column", "c", "--epsilon", "1"], "no such file"),
+    (["estimate", "{csv}", "--column", "nope", "--epsilon", "1"], "column 'nope'"),
+    (["estimate", "{empty}", "--column", "c", "--epsilon", "1"], "no values"),
+    (["estimate", "{csv}", "--column", "c", "--epsilon", "0"], "epsilon"),
+    (["estimate", "{csv}", "--column", "c"], "epsilon"),
+    (["evaluate", "--dataset", "nope"], "unknown dataset"),
+    (["evaluate", "--methods", "magic"], "unknown method"),
+    (["evaluate", "--epsilons", "1,-2"], "epsilons"),
+    (["evaluate", "--trials", "0"], "trials"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_errors_are_one_line_and_exit_2(tmp_path, argv, message):
+    csv_path = tmp_path / "d.csv"
+    csv_path.write_text("c\na\nb\n")
+    empty = tmp_path / "e.csv"
+    empty.write_text("c\n")
+    argv = [a.format(csv=csv_path, empty=empty) for a in argv]
+    code, out, err = run(argv)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("bfrrce: error:") and message in err
