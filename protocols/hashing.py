@@ -3,7 +3,8 @@
 Canonical keys (a client in another language must reproduce them):
 ``bytes`` as is, ``str`` as UTF-8, integers as 8-byte little-endian signed two's complement.
 Integer keys and equal-length byte strings are hashed in numpy, a whole batch at once;
-other keys go through ``mmh3`` (one call per key).
+other keys are encoded one by one, then hashed in numpy per group of equal length (a batch
+of fewer than 64 keys goes through ``mmh3``, faster there).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from .errors import LDPTypeError, LDPValueError
 
+_FEW_KEYS = 64
 _C1 = np.uint32(0xCC9E2D51)
 _C2 = np.uint32(0x1B873593)
 
@@ -107,6 +109,25 @@ def hash_keys(values, seeds):
     matrix = key_matrix(values)
     if matrix is not None:
         return np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
+    if isinstance(values, np.ndarray) and values.dtype.kind in "US":
+        encoded = np.char.encode(values.ravel(), "utf-8") if values.dtype.kind == "U" else values.ravel()
+        lengths = np.char.str_len(encoded).astype(np.int64)
+        raw = encoded.view(np.uint8).reshape(encoded.size, encoded.dtype.itemsize)
+        return _hash_grouped(lambda rows, width: raw[rows, :width], lengths, seeds)
     keys = [canonical_key(v) for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
-    return np.array([[mmh3.hash(k, s, signed=False) for s in seeds] for k in keys],
-                    dtype=np.uint32).reshape(len(keys), len(seeds))
+    if len(keys) < _FEW_KEYS:            # numpy's per-call overhead exceeds mmh3's per-key cost
+        return np.array([[mmh3.hash(k, s, signed=False) for s in seeds] for k in keys],
+                        dtype=np.uint32).reshape(len(keys), len(seeds))
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    return _hash_grouped(lambda rows, width: np.frombuffer(
+        b"".join(keys[i] for i in rows), dtype=np.uint8).reshape(rows.size, width), lengths, seeds)
+
+
+def _hash_grouped(matrix_of, lengths, seeds):
+    """Hash variable-length keys with one vectorised pass per key length."""
+    out = np.empty((lengths.size, len(seeds)), dtype=np.uint32)
+    for width in np.unique(lengths):
+        rows = np.flatnonzero(lengths == width)
+        matrix = matrix_of(rows, int(width))
+        out[rows] = np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
+    return out

@@ -80,3 +80,12 @@ def test_bad_keys():
         hash_keys([2 ** 70], [0])
     with pytest.raises(LDPValueError):
         hash_keys([1], [-1])
+
+
+def test_string_arrays_are_hashed_per_length():
+    rng = np.random.default_rng(0)
+    words = ["".join(rng.choice(list("abcé€"), size=rng.integers(0, 12))) for _ in range(300)]
+    for values in (np.array(words), words, np.array([w.encode() for w in words])):
+        h = hash_keys(values, [0, 9])
+        ref = [[mmh3.hash(w.encode(), s, signed=False) for s in (0, 9)] for w in words]
+        np.testing.assert_array_equal(h, ref)
