@@ -10,7 +10,7 @@ Every oracle is an immutable object built with keyword arguments::
     mech.variance(n)                          # analytic variance of one count
 """
 
-from .audit import exact_epsilon
+from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
 from .base import FrequencyOracle, SupportCounts
 from .consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
 from .errors import IncompatibleError, LDPError, LDPTypeError, LDPValueError
@@ -31,6 +31,7 @@ __all__ = [
     "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse", "IncompatibleError",
     "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing", "MeanAggregate",
     "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection", "SupportCounts",
-    "SystemRandom", "UnaryEncoding", "base_cut", "base_pos", "exact_epsilon", "norm", "norm_cut",
+    "SystemRandom", "UnaryEncoding", "AuditResult", "audit_mechanism", "base_cut", "base_pos", "empirical_epsilon",
+    "exact_epsilon", "norm", "norm_cut",
     "norm_mul", "norm_sub",
 ]
