@@ -7,22 +7,51 @@ Var(t̂_j) = [t_j·p(1 − p) + (n − t_j)·q(1 − q)]/(p − q)².
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from protocols.base import SupportCounts
+from protocols.errors import IncompatibleError
 
 
+@dataclass(frozen=True, eq=False)
 class ColumnSums(SupportCounts):
     """Per-bit report counts and the number of reports, for one BFRRCE configuration.
 
     Immutable and mergeable (``a.merge(b)``, ``a + b``; exact in any order); ``add(reports)``
     returns the aggregate with one more batch (a rejected batch raises and changes nothing).
+    ``batches`` holds the identifiers of the report files counted (:meth:`add_file`), so that a
+    file read twice, or two aggregates sharing a file, are refused instead of double counted.
     """
+
+    batches: frozenset = field(default=frozenset())
+
+    def merge(self, other):
+        merged = super().merge(other)
+        twice = self.batches & other.batches
+        if twice:
+            raise IncompatibleError(f"batch {sorted(twice)[0]} would be counted twice")
+        return ColumnSums(merged.mechanism, merged.counts, merged.n, self.batches | other.batches)
+
+    __add__ = merge
+
+    def __eq__(self, other):
+        return super().__eq__(other) and self.batches == other.batches
+
+    __hash__ = None
 
     def add(self, reports):
         return self.merge(self.mechanism.aggregate(reports))
+
+    def add_file(self, data):
+        """Add a report file (:func:`bfrrce.wire.dump_reports`); refuses a batch already counted."""
+        from .wire import load_reports
+        _, reports, batch = load_reports(data, self.mechanism)
+        if batch in self.batches:
+            raise IncompatibleError(f"batch {batch} is already counted")
+        part = self.mechanism.aggregate(reports)
+        return self.merge(ColumnSums(part.mechanism, part.counts, part.n, frozenset([batch])))
 
     def to_bytes(self):
         """Versioned binary form (see :mod:`bfrrce.wire`)."""

@@ -9,7 +9,9 @@ offset  size    field
 8       2       version (1)
 10      1       kind: 1 = column sums, 2 = packed reports
 11      4       length J of the parameter header
-15      J       UTF-8 JSON: epsilon, L, l, seed, perturbation, unit, p, q (floats as hex)
+15      J       UTF-8 JSON: "mechanism" (epsilon, L, l, seed, perturbation, unit, p, q; floats
+                as hex) and the batch identifiers: "batch" (reports: 32 hex digits, random,
+                one per file) or "batches" (column sums: every batch already counted)
 15+J    8       n: reports (kind 1: reports aggregated; kind 2: rows)
 23+J    P       payload: kind 1, L int64 counts; kind 2, n·ceil(L/8) packed bytes
 23+J+P  4       CRC-32 of every byte before it
@@ -23,6 +25,7 @@ mechanism's.
 from __future__ import annotations
 
 import json
+import os
 import struct
 import zlib
 
@@ -45,8 +48,8 @@ def _params(mech):
             "p": float(mech.p).hex(), "q": float(mech.q).hex()}
 
 
-def _dump(mech, kind, n, payload):
-    header = json.dumps(_params(mech), sort_keys=True).encode()
+def _dump(mech, kind, n, payload, **ids):
+    header = json.dumps({"mechanism": _params(mech), **ids}, sort_keys=True).encode()
     body = (MAGIC + struct.pack("<HBI", VERSION, kind, len(header)) + header
             + struct.pack("<Q", n) + payload)
     return body + struct.pack("<I", zlib.crc32(body))
@@ -77,42 +80,50 @@ def _load(data, kind, mechanism):
     if zlib.crc32(data[:-4]) != struct.unpack_from("<I", data, len(data) - 4)[0]:
         raise FormatError("checksum mismatch: the file is corrupted or truncated")
     try:
-        params = json.loads(data[15:15 + hlen].decode())
-        mech = _mechanism_from(params)
+        header = json.loads(data[15:15 + hlen].decode())
+        mech = _mechanism_from(header["mechanism"])
     except FormatError:
         raise
-    except (ValueError, KeyError, TypeError, LDPError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, LDPError) as exc:
         raise FormatError(f"bad parameter header: {exc}") from None
     if mechanism is not None and mechanism != mech:
         raise IncompatibleError(f"file was written by {mech!r}, expected {mechanism!r}")
     (n,) = struct.unpack_from("<Q", data, 15 + hlen)
-    return mech, n, data[23 + hlen:-4]
+    return mech, n, data[23 + hlen:-4], header
 
 
 def dump_column_sums(agg):
     counts = np.ascontiguousarray(agg.counts, dtype="<i8")
-    return _dump(agg.mechanism, COLUMN_SUMS, agg.n, counts.tobytes())
+    return _dump(agg.mechanism, COLUMN_SUMS, agg.n, counts.tobytes(), batches=sorted(agg.batches))
 
 
 def load_column_sums(data, mechanism=None):
     from .aggregate import ColumnSums
-    mech, n, payload = _load(data, COLUMN_SUMS, mechanism)
+    mech, n, payload, header = _load(data, COLUMN_SUMS, mechanism)
     if len(payload) != 8 * mech.L:
         raise FormatError(f"payload has {len(payload)} bytes, expected {8 * mech.L}")
     counts = np.frombuffer(payload, dtype="<i8")
     if (counts < 0).any() or (counts > n).any():
         raise FormatError("column sums outside [0, n]")
-    return ColumnSums(mech, counts.astype(np.int64), n)
+    batches = header.get("batches", [])
+    if not isinstance(batches, list) or not all(isinstance(b, str) for b in batches):
+        raise FormatError("bad batch list in the header")
+    return ColumnSums(mech, counts.astype(np.int64), n, frozenset(batches))
 
 
-def dump_reports(mech, reports):
+def dump_reports(mech, reports, batch=None):
+    """A report file; ``batch`` (32 hex digits) defaults to a fresh random identifier."""
     reports = mech.oracle.check_reports(reports)
-    return _dump(mech, REPORTS, len(reports), np.ascontiguousarray(reports).tobytes())
+    batch = batch or os.urandom(16).hex()
+    return _dump(mech, REPORTS, len(reports), np.ascontiguousarray(reports).tobytes(), batch=batch)
 
 
 def load_reports(data, mechanism=None):
-    """Returns (mechanism, reports uint8 (n, ceil(L/8)))."""
-    mech, n, payload = _load(data, REPORTS, mechanism)
+    """Returns (mechanism, reports uint8 (n, ceil(L/8)), batch identifier)."""
+    mech, n, payload, header = _load(data, REPORTS, mechanism)
+    batch = header.get("batch")
+    if not isinstance(batch, str):
+        raise FormatError("report file without a batch identifier")
     width = (mech.L + 7) // 8
     if len(payload) != n * width:
         raise FormatError(f"payload has {len(payload)} bytes, expected {n * width}")
@@ -121,4 +132,4 @@ def load_reports(data, mechanism=None):
         mech.oracle.check_reports(reports)
     except LDPError as exc:
         raise FormatError(str(exc)) from None
-    return mech, reports
+    return mech, reports, batch

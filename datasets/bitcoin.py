@@ -2,8 +2,9 @@
 
 Reads Bitcoin Core ``blk*.dat`` streams (4-byte network magic, 4-byte little-endian length,
 serialized block; records of other networks are skipped) and files of raw serialized blocks,
-including segregated-witness transactions (BIP 144 marker and flag). Blocks are deduplicated
-by hash. Output scripts become addresses: P2PKH and P2SH (base58check), P2WPKH and P2WSH
+including segregated-witness transactions (BIP 144 marker and flag). Every block's merkle root
+is checked against its transactions, so corrupted or misparsed bytes are refused, not read as
+data. Blocks are deduplicated by hash. Output scripts become addresses: P2PKH and P2SH (base58check), P2WPKH and P2WSH
 (bech32, BIP 173), P2TR (bech32m, BIP 350), P2PK as the P2PKH address of its key; OP_RETURN,
 bare multisig and non-standard scripts have none. Nothing is downloaded.
 """
@@ -141,7 +142,7 @@ def parse_block(data, pos=0):
     header = r.take(80)
     block_hash = sha256d(header)[::-1].hex()
     time = struct.unpack_from("<I", header, 68)[0]
-    outputs = []
+    outputs, txids = [], []
     for _ in range(r.varint()):
         start = r.pos
         r.take(4)
@@ -166,9 +167,22 @@ def parse_block(data, pos=0):
                     r.take(r.varint())
         lock = r.take(4)
         stripped = data[start:start + 4] + data[body_start:body_end] + lock
-        txid = sha256d(stripped)[::-1].hex()
+        txids.append(sha256d(stripped))
+        txid = txids[-1][::-1].hex()
         outputs.extend(Output(txid, v, val, k, a) for v, val, k, a in tx_outputs)
+    if not txids or merkle_root(txids) != header[36:68]:
+        raise BitcoinFormatError(f"block {block_hash}: merkle root does not match its transactions")
     return Block(block_hash, time, tuple(outputs)), r.pos
+
+
+def merkle_root(hashes):
+    """Bitcoin's merkle root of transaction hashes (internal byte order; odd levels repeat the last)."""
+    level = list(hashes)
+    while len(level) > 1:
+        if len(level) % 2:
+            level.append(level[-1])
+        level = [sha256d(level[i] + level[i + 1]) for i in range(0, len(level), 2)]
+    return level[0]
 
 
 def iter_blocks(data):

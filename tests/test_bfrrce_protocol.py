@@ -79,7 +79,8 @@ def test_column_sums_round_trip_and_refusals():
 def test_reports_round_trip():
     mech = BFRRCE(epsilon=1.0, L=20)
     reports = mech.privatize(np.arange(10), rng=0)
-    back_mech, back = load_reports(dump_reports(mech, reports), mech)
+    back_mech, back, batch = load_reports(dump_reports(mech, reports, batch="ab" * 16), mech)
+    assert batch == "ab" * 16
     assert back_mech == mech
     np.testing.assert_array_equal(back, reports)
     with pytest.raises(FormatError, match="kind"):
@@ -93,3 +94,18 @@ def test_suggest_parameters_prefers_one_hash():
     assert "l=1" in s.explanation
     with pytest.raises(LDPValueError):
         suggest_parameters(100, 1.0, (50, 10))
+
+
+def test_report_files_are_counted_once():
+    mech = BFRRCE(epsilon=1.0, L=20)
+    f1 = dump_reports(mech, mech.privatize(np.arange(10), rng=0))
+    f2 = dump_reports(mech, mech.privatize(np.arange(10, 30), rng=1))
+    agg = mech.empty_aggregate().add_file(f1).add_file(f2)
+    assert agg.n == 30 and len(agg.batches) == 2
+    with pytest.raises(IncompatibleError, match="already counted"):
+        agg.add_file(f1)
+    other = mech.empty_aggregate().add_file(f2)
+    with pytest.raises(IncompatibleError, match="counted twice"):
+        mech.empty_aggregate().add_file(f1).merge(other).merge(other)
+    assert ColumnSums.from_bytes(agg.to_bytes()) == agg           # batches survive a round trip
+    assert ColumnSums.from_bytes(agg.to_bytes()).batches == agg.batches
