@@ -1,0 +1,57 @@
+"""Defence against data poisoning: reject reports whose Hamming weight is implausible.
+
+Fake users can send crafted reports (all ones, or ones at chosen bits) to inflate or deflate the
+count (Cao, Jia, Gong, "Data poisoning attacks to local differential privacy protocols",
+USENIX Security 2021). An honest report of a value whose filter has k distinct bits
+(1 <= k <= l) has weight W = Binomial(k, p) + Binomial(L − k, q). :func:`weight_bounds` gives the
+interval [lo, hi] outside which every honest k puts at most α/2 of its mass on either side, so
+an honest report is rejected with probability at most α; :func:`screen_reports` applies it.
+Crafted reports of honest-looking weight pass: the defence bounds, it does not remove, the
+damage (``benchmarks/poisoning.py`` measures both).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from protocols._validate import check_probability
+
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+
+def _log_binomial_pmf(n, p):
+    k = np.arange(n + 1)
+    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
+    return log_fact[n] - log_fact[k] - log_fact[n - k] + k * np.log(p) + (n - k) * np.log1p(-p)
+
+
+def weight_pmf(L, k, p, q):
+    """Exact distribution of an honest report's weight when its filter has k set bits."""
+    return np.convolve(np.exp(_log_binomial_pmf(k, p)), np.exp(_log_binomial_pmf(L - k, q)))
+
+
+def weight_bounds(mech, alpha=1e-3):
+    """[lo, hi]: an honest report's weight falls outside with probability at most α."""
+    alpha = check_probability(alpha, "alpha")
+    lo, hi = mech.L, 0
+    for k in range(1, mech.l + 1):
+        pmf = weight_pmf(mech.L, k, mech.p, mech.q)
+        cdf = np.cumsum(pmf)
+        tail = np.cumsum(pmf[::-1])[::-1]               # tail[w] = Pr[W >= w]
+        lo = min(lo, int(np.searchsorted(cdf, alpha / 2, side="right")))   # Pr[W < lo] <= α/2
+        hi = max(hi, int(np.flatnonzero(tail > alpha / 2)[-1]))            # Pr[W > hi] <= α/2
+    return lo, hi
+
+
+def report_weights(reports):
+    """Number of ones in each packed report."""
+    return _POPCOUNT[np.asarray(reports, dtype=np.uint8)].sum(axis=1)
+
+
+def screen_reports(mech, reports, alpha=1e-3):
+    """(accepted reports, rejected count): drops reports of implausible weight (reports unchanged)."""
+    reports = mech.oracle.check_reports(reports)
+    lo, hi = weight_bounds(mech, alpha)
+    w = report_weights(reports)
+    keep = (w >= lo) & (w <= hi)
+    return reports[keep], int((~keep).sum())
