@@ -120,6 +120,34 @@ def bernoulli(src, p, size):
     return out
 
 
+SPARSE_BELOW = 1 / 16
+
+
+def sparse_bernoulli(src, p, size):
+    """Bernoulli(``p``) draws for small p, generating only the ones.
+
+    The gaps between successive ones of a Bernoulli process are geometric:
+    G = ⌊ln U / ln(1 − p)⌋ with U uniform on (0, 1] (53-bit), so the cost is proportional to
+    p·size. The law is exact up to the 2^-53 resolution of U, and does not depend on any input.
+    """
+    size = int(size)
+    out = np.zeros(size, dtype=bool)
+    if p <= 0:
+        return out
+    log_q = np.log1p(-p)
+    position = -1
+    while True:
+        expected = (size - position) * p
+        count = int(expected + 6 * np.sqrt(expected) + 16)
+        gaps = np.floor(np.log1p(-uniform(src, count)) / log_q).astype(np.int64) + 1
+        steps = position + np.cumsum(gaps)
+        inside = steps[steps < size]
+        out[inside] = True
+        if inside.size < steps.size:
+            return out
+        position = int(steps[-1])
+
+
 def randomized_response_bits(src, bits_shape, ones, p, q):
     """Per-bit randomized response on a sparse bit matrix.
 
@@ -133,10 +161,12 @@ def randomized_response_bits(src, bits_shape, ones, p, q):
         Pr[output 1 | bit 1] and Pr[output 1 | bit 0].
 
     Returns a bool array of shape ``bits_shape``: Bernoulli(q) everywhere, then Bernoulli(p)
-    redrawn at the 1-bits (cost proportional to n·d bytes plus the number of ones).
+    redrawn at the 1-bits. For q < 1/16 only the flipped zeros are drawn (:func:`sparse_bernoulli`,
+    about 8q random bytes per bit instead of 1).
     """
     n, d = bits_shape
-    out = bernoulli(src, q, n * d).reshape(n, d)
+    sampler = sparse_bernoulli if q < SPARSE_BELOW else bernoulli
+    out = sampler(src, q, n * d).reshape(n, d)
     out[ones] = bernoulli(src, p, np.size(ones[0]))
     return out
 

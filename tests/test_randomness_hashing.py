@@ -89,3 +89,16 @@ def test_string_arrays_are_hashed_per_length():
         h = hash_keys(values, [0, 9])
         ref = [[mmh3.hash(w.encode(), s, signed=False) for s in (0, 9)] for w in words]
         np.testing.assert_array_equal(h, ref)
+
+
+@pytest.mark.parametrize("p", [0.05, 0.001, 1e-6])
+def test_sparse_bernoulli_is_a_bernoulli_process(p):
+    from protocols.randomness import sparse_bernoulli
+    for src in (np.random.default_rng(4), SystemRandom()):
+        size = 2_000_000
+        draws = sparse_bernoulli(src, p, size)
+        assert abs(draws.mean() - p) <= 5 * math.sqrt(p * (1 - p) / size)
+    # independence: pairs of neighbours are both set with probability p²
+    draws = sparse_bernoulli(np.random.default_rng(5), 0.05, 2_000_000)
+    both = (draws[:-1] & draws[1:]).mean()
+    assert abs(both - 0.0025) <= 5 * math.sqrt(0.0025 / 2_000_000)
