@@ -64,21 +64,17 @@ def _mechanism_from(params):
     return mech
 
 
-def _load(data, kind, mechanism):
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise LDPTypeError(f"expected bytes, got {type(data).__name__}")
-    data = bytes(data)
-    if len(data) < 23 or data[:8] != MAGIC:
+def _parse_prefix(data, kind, mechanism):
+    """Check magic, version and kind and parse the header; returns (mech, n, header, offset)."""
+    if len(data) < 15 or data[:8] != MAGIC:
         raise FormatError("not a BFRRCE file (bad magic or too short)")
     version, got_kind, hlen = struct.unpack_from("<HBI", data, 8)
     if version != VERSION:
         raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
     if got_kind != kind:
         raise FormatError(f"file holds kind {got_kind}, expected kind {kind}")
-    if len(data) < 15 + hlen + 12:
+    if len(data) < 23 + hlen:
         raise FormatError("truncated header")
-    if zlib.crc32(data[:-4]) != struct.unpack_from("<I", data, len(data) - 4)[0]:
-        raise FormatError("checksum mismatch: the file is corrupted or truncated")
     try:
         header = json.loads(data[15:15 + hlen].decode())
         mech = _mechanism_from(header["mechanism"])
@@ -89,7 +85,55 @@ def _load(data, kind, mechanism):
     if mechanism is not None and mechanism != mech:
         raise IncompatibleError(f"file was written by {mech!r}, expected {mechanism!r}")
     (n,) = struct.unpack_from("<Q", data, 15 + hlen)
-    return mech, n, data[23 + hlen:-4], header
+    return mech, n, header, 23 + hlen
+
+
+def _load(data, kind, mechanism):
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise LDPTypeError(f"expected bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) < 27 or data[:8] != MAGIC:
+        raise FormatError("not a BFRRCE file (bad magic or too short)")
+    (version,) = struct.unpack_from("<H", data, 8)
+    if version != VERSION:
+        raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
+    if zlib.crc32(data[:-4]) != struct.unpack_from("<I", data, len(data) - 4)[0]:
+        raise FormatError("checksum mismatch: the file is corrupted or truncated")
+    mech, n, header, offset = _parse_prefix(data[:-4], kind, mechanism)
+    return mech, n, data[offset:-4], header
+
+
+def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16):
+    """Stream a report file: yields (mechanism, batch, reports chunk) in bounded memory.
+
+    The checksum covers the whole file, so it is checked after the last chunk: a caller must
+    treat the chunks as tentative until the generator finishes without raising (as
+    :func:`bfrrce.stream.aggregate_file` does).
+    """
+    with open(path, "rb") as fh:
+        prefix = fh.read(15)
+        if len(prefix) < 15:
+            raise FormatError(f"{path}: not a BFRRCE file (too short)")
+        hlen = struct.unpack_from("<I", prefix, 11)[0] if prefix[:8] == MAGIC else 0
+        prefix += fh.read(hlen + 8)
+        mech, n, header, _ = _parse_prefix(prefix, REPORTS, mechanism)
+        batch = header.get("batch")
+        if not isinstance(batch, str):
+            raise FormatError(f"{path}: report file without a batch identifier")
+        width = (mech.L + 7) // 8
+        crc = zlib.crc32(prefix)
+        remaining = n
+        while remaining:
+            rows = min(chunk_rows, remaining)
+            raw = fh.read(rows * width)
+            if len(raw) != rows * width:
+                raise FormatError(f"{path}: truncated after {n - remaining} of {n} reports")
+            crc = zlib.crc32(raw, crc)
+            remaining -= rows
+            yield mech, batch, np.frombuffer(raw, dtype=np.uint8).reshape(rows, width)
+        tail = fh.read()
+        if len(tail) != 4 or struct.unpack("<I", tail)[0] != crc:
+            raise FormatError(f"{path}: checksum mismatch: the file is corrupted or truncated")
 
 
 def dump_column_sums(agg):

@@ -1,0 +1,73 @@
+"""Streaming aggregation of report files in bounded memory.
+
+Each file is read in chunks of ``chunk_rows`` reports (memory O(chunk·L), whatever the file
+size) and becomes a :class:`ColumnSums` only after its checksum passed, so a corrupted file
+adds nothing. Files are this package's report format (:mod:`bfrrce.wire`) or Parquet files with
+a binary column of packed reports (``tabular`` extra).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from protocols.errors import LDPValueError
+
+from .aggregate import ColumnSums
+from .wire import FormatError, iter_report_chunks
+
+
+def aggregate_file(path, mechanism=None, chunk_rows=1 << 16, column=None):
+    """Column sums of one report file (package format, or Parquet with ``column``)."""
+    if Path(path).suffix == ".parquet":
+        return aggregate_parquet(path, mechanism, column or "report", chunk_rows)
+    total, batch, mech = None, None, mechanism
+    for mech, batch, chunk in iter_report_chunks(path, mechanism, chunk_rows):
+        part = mech.aggregate(chunk)
+        total = part if total is None else total.merge(part)
+    if total is None:                          # an empty file still needs its header checked
+        for _ in iter_report_chunks(path, mechanism, chunk_rows):
+            pass
+        raise LDPValueError(f"{path}: no reports")
+    return ColumnSums(mech, total.counts, total.n, frozenset([batch]))
+
+
+def aggregate_parquet(path, mechanism, column="report", chunk_rows=1 << 16):
+    """Column sums of a Parquet file whose ``column`` holds packed reports (bytes)."""
+    if mechanism is None:
+        raise LDPValueError("Parquet report files carry no parameters: pass the mechanism")
+    import pyarrow.parquet as pq
+    width = (mechanism.L + 7) // 8
+    total = mechanism.empty_aggregate()
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=[column]):
+        values = batch.column(0).to_pylist()
+        if any(v is None or len(v) != width for v in values):
+            raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
+        total = total.merge(mechanism.aggregate(
+            np.frombuffer(b"".join(values), dtype=np.uint8).reshape(len(values), width)))
+    return total
+
+
+def aggregate_files(paths, mechanism=None, chunk_rows=1 << 16, progress=False):
+    """Column sums of many report files, merged (a batch read twice is refused)."""
+    paths = list(paths)
+    if not paths:
+        raise LDPValueError("no report files")
+    bar = None
+    if progress:
+        try:
+            from tqdm import tqdm
+            bar = tqdm(total=len(paths), unit="file", delay=2)
+        except ImportError:
+            pass
+    total = None
+    for path in paths:
+        part = aggregate_file(path, mechanism, chunk_rows)
+        mechanism = mechanism or part.mechanism
+        total = part if total is None else total.merge(part)
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
+    return total
