@@ -13,7 +13,7 @@ from ._validate import check_array
 from .errors import IncompatibleError
 
 BITORDER = "little"
-_CHUNK_BYTES = 1 << 22          # rows are unpacked 4 MiB of packed input at a time
+_LANE_ROWS = 255                # rows summed in uint8 lanes before overflow could occur
 
 
 def nbytes(d):
@@ -42,10 +42,13 @@ def check_packed(reports, d, name="reports"):
 
 
 def column_sums(packed, d):
-    """Number of reports with bit j set, for j < d, as int64 (chunked: memory O(chunk + d))."""
+    """Number of reports with bit j set, for j < d, as int64.
+
+    Rows are unpacked 255 at a time and summed in uint8 lanes (exact: at most 255 per lane,
+    and byte-wide SIMD additions), then added to int64 totals: memory O(255·d).
+    """
     sums = np.zeros(int(d), dtype=np.int64)
-    rows = max(1, _CHUNK_BYTES // max(1, packed.shape[1]))
-    for start in range(0, packed.shape[0], rows):
-        chunk = np.unpackbits(packed[start:start + rows], axis=1, count=int(d), bitorder=BITORDER)
-        sums += chunk.sum(axis=0, dtype=np.int64)
+    for start in range(0, packed.shape[0], _LANE_ROWS):
+        chunk = np.unpackbits(packed[start:start + _LANE_ROWS], axis=1, count=int(d), bitorder=BITORDER)
+        sums += np.add.reduce(chunk, axis=0, dtype=np.uint8)
     return sums

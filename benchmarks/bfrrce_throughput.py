@@ -1,0 +1,64 @@
+"""BFRRCE client and server throughput against the machine's memory bandwidth.
+
+    python benchmarks/bfrrce_throughput.py [--n 200000] [--repeats 3] [--epsilon 4]
+
+For L in {256, 1024, 8192} and l in {1, 3}: reports/s of ``privatize`` (seeded generator and
+OS CSPRNG) and of ``aggregate``, and the packed bytes aggregated per second as a share of the
+memory bandwidth measured in the same run (numpy copy of a 512 MiB array: bytes read + written).
+Medians of ``--repeats`` runs.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bfrrce import BFRRCE  # noqa: E402
+
+
+def median_time(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bandwidth(repeats):
+    src = np.ones(1 << 26, dtype=np.float64)             # 512 MiB
+    dst = np.empty_like(src)
+    t = median_time(lambda: np.copyto(dst, src), repeats)
+    return 2 * src.nbytes / t
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=200_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--epsilon", type=float, default=4.0)
+    args = ap.parse_args(argv)
+    bw = bandwidth(args.repeats)
+    print(f"memory bandwidth (numpy copy, read+write): {bw / 1e9:.2f} GB/s; n={args.n}, "
+          f"epsilon={args.epsilon}")
+    print(f"{'L':>5} {'l':>2} {'client/s':>12} {'client/s os':>12} {'server/s':>12} "
+          f"{'server GB/s':>11} {'of bandwidth':>12}")
+    values = np.arange(args.n)
+    for L in (256, 1024, 8192):
+        for l in (1, 3):
+            mech = BFRRCE(epsilon=args.epsilon, L=L, l=l)
+            reports = mech.privatize(values, rng=0)
+            client = median_time(lambda: mech.privatize(values, rng=1), args.repeats)
+            secure = median_time(lambda: mech.privatize(values), args.repeats)
+            server = median_time(lambda: mech.aggregate(reports), args.repeats)
+            rate = reports.nbytes / server
+            print(f"{L:5d} {l:2d} {args.n / client:12,.0f} {args.n / secure:12,.0f} "
+                  f"{args.n / server:12,.0f} {rate / 1e9:11.2f} {rate / bw:12.1%}")
+
+
+if __name__ == "__main__":
+    main()
