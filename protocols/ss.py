@@ -21,10 +21,7 @@ from . import bits
 from ._validate import check_epsilon, check_int, check_values
 from .base import FrequencyOracle
 from .errors import IncompatibleError
-from .randomness import bernoulli, source
-
-_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
-
+from .randomness import bernoulli, integers, source
 
 @dataclass(frozen=True, kw_only=True)
 class SubsetSelection(FrequencyOracle):
@@ -45,18 +42,32 @@ class SubsetSelection(FrequencyOracle):
         self._set(epsilon=eps, d=d, k=k, p_star=p_star, q_star=q_star)
 
     def perturb(self, encoded, rng=None):
-        """Draw the subsets: the k smallest of d random 64-bit keys, the true value's key forced
-        to 0 (included) or to the maximum (excluded); other keys are odd, so they never tie with
-        it. Ties between other keys have probability below 2^-60 per report."""
+        """Draw the subsets exactly, in two vectorised steps.
+
+        Each other value joins independently with probability k/d; then, per user, uniformly
+        chosen members are removed (or non-members added) one at a time until there are exactly
+        k − [v included] of them. The procedure is invariant under permutations of the other
+        values and ends at a fixed size, so the subset is uniform among those of that size.
+        """
         values = check_values(encoded, self.d)
         src = source(rng)
-        n = values.size
-        keys = np.frombuffer(src.bytes(8 * n * self.d), dtype="<u8").reshape(n, self.d) | np.uint64(1)
+        n, d = values.size, self.d
+        rows = np.arange(n)
         include = bernoulli(src, self.p_star, n)
-        keys[np.arange(n), values] = np.where(include, np.uint64(0), _ALL_ONES)
-        chosen = np.argpartition(keys, self.k - 1, axis=1)[:, :self.k]
-        mask = np.zeros((n, self.d), dtype=bool)
-        mask[np.arange(n)[:, None], chosen] = True
+        target = self.k - include.astype(np.int64)
+        mask = bernoulli(src, self.k / d, n * d).reshape(n, d)
+        mask[rows, values] = False
+        counts = mask.sum(axis=1, dtype=np.int64)
+        todo = np.flatnonzero(counts != target)
+        while todo.size:
+            col = integers(src, d, todo.size)
+            remove = counts[todo] > target[todo]
+            eligible = (mask[todo, col] == remove) & (col != values[todo])
+            hit, hit_col = todo[eligible], col[eligible]
+            mask[hit, hit_col] = ~remove[eligible]
+            counts[hit] += np.where(remove[eligible], -1, 1)
+            todo = todo[counts[todo] != target[todo]]
+        mask[rows, values] = include
         return bits.pack(mask)
 
     def check_reports(self, reports):
