@@ -91,13 +91,3 @@ def users_per_bit(positions, weights, L):
     first[:, 1:] = pos[:, 1:] != pos[:, :-1]
     w = np.broadcast_to(np.asarray(weights, dtype=np.int64)[:, None], pos.shape)
     return np.bincount(pos[first], weights=w[first], minlength=L).astype(np.int64)
-
-
-def simulate_column_sums(t, n, p, q, rng):
-    """Column sums drawn exactly in distribution: c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q).
-
-    The bits of different users and columns are independent, so this is the exact joint law of
-    the aggregate of n real reports, at O(L) cost whatever n is.
-    """
-    t = np.asarray(t, dtype=np.int64)
-    return rng.binomial(t, p) + rng.binomial(n - t, q)

@@ -17,10 +17,10 @@ from protocols._validate import check_epsilon
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols import bits
 from protocols.randomness import generator, randomized_response_bits, source
-from protocols.ue import UnaryEncoding, bit_vector_distribution
+from protocols.ue import UnaryEncoding, bit_vector_distribution, simulate_column_sums
 
 from . import estimate as est
-from .aggregate import ColumnSums, debias, simulate_column_sums, users_per_bit
+from .aggregate import ColumnSums, debias, users_per_bit
 from .bloom import BloomFilter
 from .perturb import PrivacyWarning, flip_probabilities, per_bit_probabilities, user_epsilon
 

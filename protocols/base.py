@@ -126,6 +126,16 @@ class FrequencyOracle:
         return n * q * (1 - q) / (p - q) ** 2 + n * f * (1 - p - q) / (p - q)
 
 
+def check_counts(true_counts, d):
+    """Validate a vector of d non-negative integer user counts (for simulations)."""
+    t = np.asarray(true_counts)
+    if t.dtype == bool or not np.issubdtype(t.dtype, np.integer):
+        raise LDPTypeError(f"true_counts must be integers, got dtype {t.dtype}")
+    if t.shape != (d,) or (t < 0).any():
+        raise LDPValueError(f"true_counts must be {d} non-negative integers, got shape {t.shape}")
+    return t.astype(np.int64)
+
+
 def log_ratio(p, q):
     """ln(p(1−q) / ((1−p)q)): the ε of one bit flipped with Pr[1|1] = p, Pr[1|0] = q."""
     return math.log(p * (1 - q) / ((1 - p) * q))

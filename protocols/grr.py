@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
-from .base import FrequencyOracle
-from .randomness import bernoulli, integers, source
+from .base import FrequencyOracle, SupportCounts, check_counts
+from .randomness import bernoulli, generator, integers, source
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +49,15 @@ class GRR(FrequencyOracle):
         other = integers(src, self.d - 1, values.size)
         other += other >= values             # skip the true value: uniform over the d − 1 others
         return np.where(keep, values, other)
+
+    def simulate(self, true_counts, rng=None):
+        """The aggregate of users with ``true_counts[v]`` holding v, drawn exactly in distribution
+        without reports: the reports of each value's holders are multinomial over the d outputs."""
+        t = check_counts(true_counts, self.d)
+        probs = np.full((self.d, self.d), self.q)
+        np.fill_diagonal(probs, self.p)
+        counts = generator(rng).multinomial(t, probs).sum(axis=0)
+        return SupportCounts(self, counts, int(t.sum()))
 
     def check_reports(self, reports):
         arr = check_array(reports, np.int64, ())

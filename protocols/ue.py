@@ -16,9 +16,9 @@ import numpy as np
 
 from . import bits
 from ._validate import check_epsilon, check_int, check_probability, check_values
-from .base import FrequencyOracle, log_ratio
+from .base import FrequencyOracle, SupportCounts, check_counts, log_ratio
 from .errors import LDPValueError
-from .randomness import randomized_response_bits, source
+from .randomness import generator, randomized_response_bits, source
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +75,13 @@ class UnaryEncoding(FrequencyOracle):
     def check_reports(self, reports):
         return bits.check_packed(reports, self.d)
 
+    def simulate(self, true_counts, rng=None):
+        """The aggregate of users with ``true_counts[v]`` holding v, drawn exactly in distribution
+        without reports (:func:`simulate_column_sums`), at O(d) cost whatever n is."""
+        t = check_counts(true_counts, self.d)
+        return SupportCounts(self, simulate_column_sums(t, int(t.sum()), self.p, self.q,
+                                                        generator(rng)), int(t.sum()))
+
     def _support(self, reports):
         return bits.column_sums(reports, self.d)
 
@@ -82,6 +89,16 @@ class UnaryEncoding(FrequencyOracle):
         """Exact Pr[report | value] over all 2^d reports (keys: packed bytes). Small d only."""
         value = int(check_values([value], self.d)[0])
         return bit_vector_distribution(np.arange(self.d) == value, self.p, self.q)
+
+
+def simulate_column_sums(t, n, p, q, rng):
+    """Column sums drawn exactly in distribution: c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q).
+
+    t_j is the number of the n users whose bit j is set; bits of different users and columns
+    are independent, so this is the exact joint law of the column sums of n real reports.
+    """
+    t = np.asarray(t, dtype=np.int64)
+    return rng.binomial(t, p) + rng.binomial(n - t, q)
 
 
 def bit_vector_distribution(true_bits, p, q):

@@ -250,3 +250,17 @@ def test_hadamard_sets_are_balanced():
         assert sets[a].sum() == 4
         for b in range(a):
             assert (sets[a] & sets[b]).sum() == 2
+
+
+@pytest.mark.parametrize("name", ["GRR", "RR", "SUE", "OUE", "THE", "UE"])
+def test_simulated_aggregates_match_the_analytic_law(name):
+    """simulate() draws support counts exactly: estimates have the analytic mean and variance."""
+    mech = make_oracle(name, eps=1.0, d=8)
+    truth = np.bincount(fixed_values(mech.d, 2000), minlength=mech.d)
+    trials = 400
+    est = np.array([mech.estimate(mech.simulate(truth, rng=s)) for s in range(trials)])
+    var = np.array([mech.variance(2000, f) for f in truth / 2000])
+    assert np.all(np.abs(est.mean(axis=0) - truth) <= tolerance_mean(np.sqrt(var), trials))
+    assert np.all(np.abs(est.var(axis=0, ddof=1) / var - 1) <= 5 * math.sqrt(2 / (trials - 1)))
+    with pytest.raises(LDPValueError):
+        mech.simulate(np.full(mech.d + 1, 3))
