@@ -12,7 +12,10 @@ reports (unbiased for the mean of t) is mapped back. Per-user variances, for t i
 
 The aggregate (:class:`MeanAggregate`) is the report sum and n; ``variance(n, t)`` is the
 variance of the estimated mean (in units of t, times ((high − low)/2)² in value units).
-Laplace outputs are snapped to the grid 2^-20·ℤ: exact multiples, no float artefacts to read.
+Outputs of the real-valued mechanisms lie on the grid 2^-20·ℤ, with no float artefacts to read
+(the attack of Mironov, CCS 2012): Laplace adds discrete Laplace noise to t stochastically
+rounded to the grid; Piecewise stochastically rounds its output. Stochastic rounding
+(x → g·⌊x/g + U⌋) keeps every estimate unbiased; its variance (at most g²/4) is negligible.
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ from .errors import IncompatibleError, LDPTypeError, LDPValueError
 from .randomness import bernoulli, laplace_grid, source, uniform
 
 _GRID = 2.0 ** -20
+
+
+def snap(x, src):
+    """Stochastic rounding to the grid g = 2^-20: g·⌊x/g + U⌋, unbiased."""
+    return np.floor(x / _GRID + uniform(src, x.size)) * _GRID
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,7 +109,7 @@ class _MeanMechanism:
 class LaplaceMean(_MeanMechanism):
     def _perturb(self, t, src):
         noise = laplace_grid(src, 2 / self.epsilon, _GRID, t.size) * _GRID
-        return np.round(t / _GRID) * _GRID + noise
+        return snap(t, src) + noise
 
     def unit_variance(self, t):
         a = math.exp(-self.epsilon * _GRID / 2)
@@ -139,7 +147,7 @@ class PiecewiseMean(_MeanMechanism):
         # outside: a point of [−C, ℓ) ∪ (r, C], total length C + 1, mapped from u·(C + 1)
         w = u * (C + 1)
         outer = np.where(w < left + C, -C + w, right + (w - (left + C)))
-        return np.where(centre, inner, outer)
+        return snap(np.where(centre, inner, outer), src)
 
     def unit_variance(self, t):
         s = math.exp(self.epsilon / 2)

@@ -52,3 +52,9 @@ def test_validation():
         DuchiMean(epsilon=1.0).privatize(["a"])
     with pytest.raises(LDPValueError):
         DuchiMean(epsilon=0).privatize([0.5])
+
+
+@pytest.mark.parametrize("cls", [LaplaceMean, PiecewiseMean])
+def test_real_outputs_lie_on_the_grid(cls):
+    out = cls(epsilon=1.0).privatize(np.linspace(-1, 1, 1000), rng=0)
+    np.testing.assert_array_equal(out * 2 ** 20, np.round(out * 2 ** 20))
