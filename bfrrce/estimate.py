@@ -44,6 +44,7 @@ _NORMAL = NormalDist()
 PILOT_GAMMA = 2.0              # γ·σ_c of the pilot estimate, σ_c the null count sd
 GAMMA_RANGE = (0.5, 3.0)
 DETECTION_ALPHA = 0.05
+SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,14 @@ class CardinalityEstimate:
         lo, hi = self.ci
         limit = ", ".join(f"{int(100 * k)}%: {v:,.0f} users" for k, v in self.detection_limit.items())
         params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
-        return (f"distinct values ≈ {self.value:,.1f} ± {self.stderr:,.1f} "
+        text = (f"distinct values ≈ {self.value:,.1f} ± {self.stderr:,.1f} "
                 f"({100 * self.confidence:g}% CI {lo:,.1f} – {hi:,.1f}) [{self.method}]\n"
                 f"detection limit: {limit}; values held by fewer users are not counted\n"
                 f"parameters: {params}")
+        if self.details.get("saturated"):
+            text += ("\nwarning: fewer than 5% of the columns look empty: the filter is nearly full "
+                     "and the count is unreliable; use a larger L")
+        return text
 
 
 def _z(confidence):
@@ -131,7 +136,7 @@ def estimate_fill(debiased, counts, p, q, L, l, confidence):
     lo, hi = _fill_inverse(pi0 + z * se, L, l), _fill_inverse(pi0 - z * se, L, l)
     slope = 1 / (max(pi0, 0.5 / L) * l * -math.log1p(-1 / L))
     details = {"pi0": pi0, "pi0_stderr": se, "gamma_sigma": g,
-               "saturated": pi0 <= 0.5 / L}
+               "saturated": pi0 < SATURATED_BELOW}
     return value, se * slope, (lo, hi), details
 
 

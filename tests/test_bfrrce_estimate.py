@@ -116,3 +116,9 @@ def test_estimate_object_and_methods():
         mech.estimate(agg, method="paper")
     with pytest.raises(LDPValueError):
         mech.estimate(agg, confidence=1.5)
+
+
+def test_saturated_filter_is_flagged():
+    mech = BFRRCE(epsilon=8.0, L=64)
+    est = mech.estimate(mech.simulate(np.arange(2000), rng=0, counts=np.full(2000, 5)))
+    assert est.details["saturated"] and "nearly full" in str(est)
