@@ -1,0 +1,38 @@
+"""The benchmark scripts run end to end on tiny workloads (their numbers come from full runs)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name, argv, expect", [
+    ("frequency_oracles", ["--n", "2000", "--d", "64", "--repeats", "1"], "OLH"),
+    ("bfrrce_accuracy", ["--runs", "3", "--epsilons", "8"], "corrected"),
+    ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
+    ("poisoning", ["--trials", "1", "--epsilons", "8"], "evasive"),
+])
+def test_benchmark_scripts_run(name, argv, expect, capsys):
+    load(name).main(argv)
+    assert expect in capsys.readouterr().out
+
+
+def test_versus_peers_runs_with_whatever_peers_are_installed(capsys):
+    load("versus_peers").main(["--n", "500", "--peer-n", "20", "--d", "32", "--repeats", "1"])
+    assert "bfrrce.protocols" in capsys.readouterr().out
+
+
+@pytest.mark.benchmark
+def test_scaling_benchmark(tmp_path, capsys):
+    load("scaling").main(["--dir", str(tmp_path), "--max-files", "2"])
+    assert "stream, 1 process" in capsys.readouterr().out
