@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from protocols import bits
 from protocols._validate import check_probability
-
-_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
-
 
 def _log_binomial_pmf(n, p):
     k = np.arange(n + 1)
@@ -45,7 +43,7 @@ def weight_bounds(mech, alpha=1e-3):
 
 def report_weights(reports):
     """Number of ones in each packed report."""
-    return _POPCOUNT[np.asarray(reports, dtype=np.uint8)].sum(axis=1)
+    return bits.row_weights(reports)
 
 
 def screen_reports(mech, reports, alpha=1e-3):

@@ -41,6 +41,33 @@ def check_packed(reports, d, name="reports"):
     return arr
 
 
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def row_weights(packed):
+    """Number of ones in each packed row (int64)."""
+    return _POPCOUNT[np.asarray(packed, dtype=np.uint8)].sum(axis=1, dtype=np.int64)
+
+
+def dyadic_bits(random_bytes, numerator, bits):
+    """Packed bits, each 1 with probability numerator / 2^bits, from ``bits`` random byte planes.
+
+    ``random_bytes`` has shape (bits, ...): bit-plane i holds bit i (most significant first) of
+    a uniform ``bits``-bit number per output bit; the output bit is [number < numerator],
+    evaluated bit-sliced on whole bytes (8 output bits per operation).
+    """
+    less = np.zeros(random_bytes.shape[1:], dtype=np.uint8)
+    equal = np.full(random_bytes.shape[1:], 0xFF, dtype=np.uint8)
+    for i in range(bits):
+        plane = random_bytes[i]
+        if (numerator >> (bits - 1 - i)) & 1:
+            less |= equal & ~plane
+            equal &= plane
+        else:
+            equal &= ~plane
+    return less
+
+
 def column_sums(packed, d):
     """Number of reports with bit j set, for j < d, as int64.
 

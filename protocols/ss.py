@@ -21,7 +21,9 @@ from . import bits
 from ._validate import check_epsilon, check_int, check_values
 from .base import FrequencyOracle
 from .errors import IncompatibleError
-from .randomness import bernoulli, integers, source
+from .randomness import bernoulli, integers, random_bytes, source
+
+_JOIN_BITS = 6
 
 @dataclass(frozen=True, kw_only=True)
 class SubsetSelection(FrequencyOracle):
@@ -42,33 +44,41 @@ class SubsetSelection(FrequencyOracle):
         self._set(epsilon=eps, d=d, k=k, p_star=p_star, q_star=q_star)
 
     def perturb(self, encoded, rng=None):
-        """Draw the subsets exactly, in two vectorised steps.
+        """Draw the subsets exactly, on packed bits.
 
-        Each other value joins independently with probability k/d; then, per user, uniformly
-        chosen members are removed (or non-members added) one at a time until there are exactly
+        Each other value joins independently with the dyadic probability m/64 closest to k/d
+        (six random bits per report bit, compared bit-sliced); then, per user, uniformly chosen
+        members are removed (or non-members added) one at a time until there are exactly
         k − [v included] of them. The procedure is invariant under permutations of the other
         values and ends at a fixed size, so the subset is uniform among those of that size.
         """
         values = check_values(encoded, self.d)
         src = source(rng)
-        n, d = values.size, self.d
+        n, d, width = values.size, self.d, bits.nbytes(self.d)
         rows = np.arange(n)
         include = bernoulli(src, self.p_star, n)
         target = self.k - include.astype(np.int64)
-        mask = bernoulli(src, self.k / d, n * d).reshape(n, d)
-        mask[rows, values] = False
-        counts = mask.sum(axis=1, dtype=np.int64)
+        numerator = min(max(round(self.k / d * 2 ** _JOIN_BITS), 1), 2 ** _JOIN_BITS - 1)
+        planes = random_bytes(src, _JOIN_BITS * n * width).reshape(_JOIN_BITS, n, width)
+        mask = bits.dyadic_bits(planes, numerator, _JOIN_BITS)
+        if d % 8:
+            mask[:, -1] &= np.uint8((1 << (d % 8)) - 1)        # padding bits stay zero
+        byte, bit = values >> 3, (np.uint8(1) << (values & 7).astype(np.uint8))
+        mask[rows, byte] &= ~bit
+        counts = bits.row_weights(mask)
         todo = np.flatnonzero(counts != target)
         while todo.size:
             col = integers(src, d, todo.size)
+            col_byte, col_bit = col >> 3, np.uint8(1) << (col & 7).astype(np.uint8)
             remove = counts[todo] > target[todo]
-            eligible = (mask[todo, col] == remove) & (col != values[todo])
-            hit, hit_col = todo[eligible], col[eligible]
-            mask[hit, hit_col] = ~remove[eligible]
+            member = (mask[todo, col_byte] & col_bit) != 0
+            eligible = (member == remove) & (col != values[todo])
+            hit = todo[eligible]
+            mask[hit, col_byte[eligible]] ^= col_bit[eligible]
             counts[hit] += np.where(remove[eligible], -1, 1)
             todo = todo[counts[todo] != target[todo]]
-        mask[rows, values] = include
-        return bits.pack(mask)
+        mask[rows, byte] |= bit * include.astype(np.uint8)
+        return mask
 
     def check_reports(self, reports):
         return bits.check_packed(reports, self.d)
