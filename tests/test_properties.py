@@ -86,3 +86,26 @@ def test_block_parser_refuses_random_bytes(data):
     except BitcoinFormatError:
         return
     assert blocks == []                   # only a zero-padded tail parses, as no block
+
+
+@FUZZ
+@given(st.one_of(st.binary(max_size=300),
+                 st.integers(0, len(VALID_REPORTS) - 1).map(lambda cut: VALID_REPORTS[:cut]),
+                 st.tuples(st.integers(0, len(VALID_REPORTS) - 1), st.integers(1, 255)).map(
+                     lambda c: VALID_REPORTS[:c[0]] + bytes([VALID_REPORTS[c[0]] ^ c[1]])
+                     + VALID_REPORTS[c[0] + 1:])))
+def test_streaming_reader_refuses_bad_files(data):
+    """Random, truncated and corrupted report files: the streaming aggregation refuses them
+    with the package's own error (or, for an intact file, equals the in-memory reader)."""
+    import tempfile
+    from pathlib import Path
+
+    from bfrrce.stream import aggregate_file
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r.bfr"
+        path.write_bytes(data)
+        try:
+            agg = aggregate_file(path, chunk_rows=2)
+        except LDPError:
+            return
+    assert data == VALID_REPORTS and agg.n == 5
