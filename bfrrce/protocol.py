@@ -7,7 +7,6 @@ encoding oracle of :mod:`protocols.ue` that perturbs the filters and sums the co
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 

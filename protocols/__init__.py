@@ -27,11 +27,10 @@ from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
 DirectEncoding = GRR
 
 __all__ = [
-    "BLH", "GRR", "OLH", "OUE", "SHE", "SUE", "THE", "RAPPOR", "BasicRAPPOR", "CandidateEstimates",
-    "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse", "IncompatibleError",
-    "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing", "MeanAggregate",
-    "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection", "SupportCounts",
-    "SystemRandom", "UnaryEncoding", "AuditResult", "audit_mechanism", "base_cut", "base_pos", "empirical_epsilon",
-    "exact_epsilon", "norm", "norm_cut",
-    "norm_mul", "norm_sub",
+    "BLH", "GRR", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
+    "CandidateEstimates", "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse",
+    "IncompatibleError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
+    "MeanAggregate", "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection",
+    "SupportCounts", "SystemRandom", "UnaryEncoding", "audit_mechanism", "base_cut", "base_pos",
+    "empirical_epsilon", "exact_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub",
 ]

@@ -1,7 +1,6 @@
 """The benchmark scripts run end to end on tiny workloads (their numbers come from full runs)."""
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest

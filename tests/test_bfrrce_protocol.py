@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from bfrrce import BFRRCE, PrivacyWarning, estimate_distinct, suggest_parameters
+from bfrrce import BFRRCE, estimate_distinct, suggest_parameters
 from bfrrce.wire import FormatError, dump_reports, load_reports
 from bfrrce import ColumnSums
 from protocols import IncompatibleError, LDPTypeError, LDPValueError
