@@ -2,8 +2,8 @@
 
 What can be estimated (DESIGN §3): a value held by few users is invisible under the noise
 (Chen, Ghazi, Kumar, Manurangsi, ITCS 2021), so every estimate states its detection limit:
-the number of users a value needs so that its bits pass a one-sided 5% test against the
-null with probability 50% (and 90%).
+the number of users a value needs so that all its bits pass the per-bit test (at which an
+absent value on empty columns passes with probability 5%) with probability 50% (and 90%).
 
 Methods
 -------
@@ -17,7 +17,9 @@ Methods
     tends to 0 on a column whose t_j is large against the noise, so π̂₀ = mean ψ; its standard
     error is the sample standard deviation of ψ over columns / √L (a linear statistic).
     γ is tuned to the signal in two steps (:func:`null_proportion`). On the paper's synthetic
-    setting this had lower error than fixed γ, Lepski's rule, and a grid mixture MLE.
+    setting (``python benchmarks/null_proportion.py``) it has the lowest error at ε = 8 and stays
+    within 1.6× of the best alternative at ε <= 4 (Storey's thresholded count, 2002, which is
+    1.7-4× worse at ε = 8); fixed widths lose by up to 6× at one end or the other.
 ``corrected`` (candidates known)
     The same null-proportion estimate on the columns the candidates touch, inverted with the
     candidates' exact column multiplicities m_j: E[#empty] = Σ_j (1 − D/M)^{m_j}, which corrects
