@@ -81,13 +81,3 @@ def debias(counts, n, p, q):
     t = np.clip(t_hat, 0, n)
     var = (t * p * (1 - p) + (n - t) * q * (1 - q)) / (p - q) ** 2
     return Debiased(t_hat, var, n * q * (1 - q) / (p - q) ** 2, n)
-
-
-def users_per_bit(positions, weights, L):
-    """t_j = Σ over users of [bit j in the user's filter] from filter positions (k, l) and
-    user counts per row (repeated positions within a row count once)."""
-    pos = np.sort(np.asarray(positions, dtype=np.int64), axis=1)
-    first = np.ones(pos.shape, dtype=bool)
-    first[:, 1:] = pos[:, 1:] != pos[:, :-1]
-    w = np.broadcast_to(np.asarray(weights, dtype=np.int64)[:, None], pos.shape)
-    return np.bincount(pos[first], weights=w[first], minlength=L).astype(np.int64)

@@ -76,9 +76,15 @@ class BloomFilter:
             raise LDPValueError(f"filter must have {self.L} bits, got shape {filter_bits.shape}")
         return filter_bits[self.positions(candidates)].all(axis=1)
 
-    def column_multiplicity(self, candidates):
-        """For each column, the number of distinct candidates with a bit there (int64, L)."""
-        pos = np.sort(self.positions(candidates), axis=1)
+    def column_counts(self, positions, weights=1):
+        """For each column j, Σ over rows of weight·[j among the row's positions] (int64, L).
+
+        A row's repeated positions (hash collisions inside one filter) count once. With
+        positions of distinct values and their user counts as weights this is t_j, the number of
+        users whose filter has bit j; with unit weights, the number of values touching column j.
+        """
+        pos = np.sort(np.asarray(positions, dtype=np.int64), axis=1)
         first = np.ones(pos.shape, dtype=bool)
         first[:, 1:] = pos[:, 1:] != pos[:, :-1]
-        return np.bincount(pos[first], minlength=self.L).astype(np.int64)
+        w = np.broadcast_to(np.asarray(weights, dtype=np.int64).reshape(-1, 1), pos.shape)
+        return np.bincount(pos[first], weights=w[first], minlength=self.L).astype(np.int64)

@@ -19,7 +19,7 @@ from protocols.randomness import generator, randomized_response_bits, source
 from protocols.ue import UnaryEncoding, bit_vector_distribution, simulate_column_sums
 
 from . import estimate as est
-from .aggregate import ColumnSums, debias, users_per_bit
+from .aggregate import ColumnSums, debias
 from .bloom import BloomFilter
 from .perturb import PrivacyWarning, flip_probabilities, per_bit_probabilities, user_epsilon
 
@@ -143,7 +143,7 @@ class BFRRCE:
         if counts.shape != (len(values),) or (counts < 0).any():
             raise LDPValueError("counts must be one non-negative integer per value")
         n = int(counts.sum())
-        t = users_per_bit(self.bloom.positions(values), counts, self.L)
+        t = self.bloom.column_counts(self.bloom.positions(values), counts)
         return ColumnSums(self, simulate_column_sums(t, n, self.p, self.q, generator(rng)), n)
 
     def _check(self, aggregate):
@@ -200,7 +200,7 @@ class BFRRCE:
             if method == "paper":
                 value, se, ci, details = est.estimate_paper(deb, positions, threshold, confidence)
             else:
-                mult = self.bloom.column_multiplicity(candidates)
+                mult = self.bloom.column_counts(positions)
                 value, se, ci, details = est.estimate_corrected(
                     deb, agg.counts, self.p, self.q, mult, len(candidates), confidence)
                 details["detected"] = est.detected_candidates(deb, positions, alpha)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE, ColumnSums
-from bfrrce.aggregate import users_per_bit
 from protocols import IncompatibleError, LDPTypeError, LDPValueError
 
 TRIALS = 300
@@ -15,7 +14,7 @@ TRIALS = 300
 def setting(perturbation, l):
     mech = BFRRCE(epsilon=2.0, L=32, l=l, perturbation=perturbation)
     values = np.repeat(np.arange(6), [200, 120, 80, 50, 30, 20])        # n = 500
-    t = users_per_bit(mech.bloom.positions(np.arange(6)), [200, 120, 80, 50, 30, 20], 32)
+    t = mech.bloom.column_counts(mech.bloom.positions(np.arange(6)), [200, 120, 80, 50, 30, 20])
     return mech, values, t
 
 

@@ -28,15 +28,20 @@ def test_encode_bits_and_membership():
     assert bf.set_bits([[], [3]])[0].sum() == 0
 
 
-def test_column_multiplicity_counts_distinct_candidates():
+def test_column_counts_count_each_row_once_per_column():
     bf = BloomFilter(L=16, l=3, seed=1)
     cands = list(range(40))
-    mult = bf.column_multiplicity(cands)
+    mult = bf.column_counts(bf.positions(cands))
     expected = np.zeros(16, dtype=int)
     for c in cands:
         for j in set(bf.positions([c])[0].tolist()):
             expected[j] += 1
     np.testing.assert_array_equal(mult, expected)
+    weights = np.arange(40)
+    np.testing.assert_array_equal(
+        bf.column_counts(bf.positions(cands), weights),
+        [sum(w for c, w in zip(cands, weights) if j in set(bf.positions([c])[0].tolist()))
+         for j in range(16)])
 
 
 @pytest.mark.parametrize("kwargs", [dict(L=0), dict(L=1), dict(L=8, l=0), dict(L=8, l=9),
