@@ -9,8 +9,8 @@ offset  size    field
 8       2       version (1)
 10      1       kind: 1 = column sums, 2 = packed reports
 11      4       length J of the parameter header
-15      J       UTF-8 JSON: "mechanism" (epsilon, L, l, seed, perturbation, unit, p, q; floats
-                as hex) and the batch identifiers: "batch" (reports: 32 hex digits, random,
+15      J       UTF-8 JSON: "mechanism" (epsilon, per_bit_epsilon or null, L, l, seed,
+                perturbation, unit, p, q; floats as hex) and the batch identifiers: "batch" (reports: 32 hex digits, random,
                 one per file) or "batches" (column sums: every batch already counted)
 15+J    8       n: reports (kind 1: reports aggregated; kind 2: rows)
 23+J    P       payload: kind 1, L int64 counts; kind 2, n·ceil(L/8) packed bytes
@@ -27,11 +27,14 @@ from __future__ import annotations
 import json
 import os
 import struct
+import warnings
 import zlib
 
 import numpy as np
 
 from protocols.errors import IncompatibleError, LDPError, LDPTypeError
+
+from .perturb import PrivacyWarning
 
 MAGIC = b"BFRRCE\x00\x01"
 VERSION = 1
@@ -43,8 +46,9 @@ class FormatError(LDPError, ValueError):
 
 
 def _params(mech):
-    return {"epsilon": float(mech.epsilon).hex(), "L": mech.L, "l": mech.l, "seed": mech.seed,
-            "perturbation": mech.perturbation, "unit": mech.unit,
+    per_bit = None if mech.per_bit_epsilon is None else float(mech.per_bit_epsilon).hex()
+    return {"epsilon": float(mech.epsilon).hex(), "per_bit_epsilon": per_bit, "L": mech.L,
+            "l": mech.l, "seed": mech.seed, "perturbation": mech.perturbation, "unit": mech.unit,
             "p": float(mech.p).hex(), "q": float(mech.q).hex()}
 
 
@@ -57,8 +61,14 @@ def _dump(mech, kind, n, payload, **ids):
 
 def _mechanism_from(params):
     from .protocol import BFRRCE
-    mech = BFRRCE(epsilon=float.fromhex(params["epsilon"]), L=params["L"], l=params["l"],
-                  seed=params["seed"], perturbation=params["perturbation"], unit=params["unit"])
+    common = dict(L=params["L"], l=params["l"], seed=params["seed"], unit=params["unit"],
+                  perturbation=params["perturbation"])
+    if params["per_bit_epsilon"] is None:
+        mech = BFRRCE(epsilon=float.fromhex(params["epsilon"]), **common)
+    else:                                # the paper's per-bit mode; its warning was given at write time
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            mech = BFRRCE(per_bit_epsilon=float.fromhex(params["per_bit_epsilon"]), **common)
     if _params(mech) != params:
         raise FormatError("parameters in the header are inconsistent (p, q do not match ε)")
     return mech

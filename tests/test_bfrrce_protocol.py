@@ -109,3 +109,14 @@ def test_report_files_are_counted_once():
         mech.empty_aggregate().add_file(f1).merge(other).merge(other)
     assert ColumnSums.from_bytes(agg.to_bytes()) == agg           # batches survive a round trip
     assert ColumnSums.from_bytes(agg.to_bytes()).batches == agg.batches
+
+
+@pytest.mark.parametrize("l", [1, 3])
+def test_per_bit_mode_round_trips(l):
+    import warnings
+    from bfrrce import PrivacyWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        mech = BFRRCE(per_bit_epsilon=0.4, L=64, l=l)
+    agg = mech.aggregate(mech.privatize(np.arange(50), rng=0))
+    assert ColumnSums.from_bytes(agg.to_bytes(), mech) == agg
