@@ -110,9 +110,7 @@ def hash_keys(values, seeds):
     if matrix is not None:
         return np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
     if isinstance(values, np.ndarray) and values.dtype.kind in "US":
-        encoded = np.char.encode(values.ravel(), "utf-8") if values.dtype.kind == "U" else values.ravel()
-        lengths = np.char.str_len(encoded).astype(np.int64)
-        raw = encoded.view(np.uint8).reshape(encoded.size, encoded.dtype.itemsize)
+        raw, lengths = _string_bytes(values.ravel())
         return _hash_grouped(lambda rows, width: raw[rows, :width], lengths, seeds)
     keys = [canonical_key(v) for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
     if len(keys) < _FEW_KEYS:            # numpy's per-call overhead exceeds mmh3's per-key cost
@@ -121,6 +119,25 @@ def hash_keys(values, seeds):
     lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
     return _hash_grouped(lambda rows, width: np.frombuffer(
         b"".join(keys[i] for i in rows), dtype=np.uint8).reshape(rows.size, width), lengths, seeds)
+
+
+def _string_bytes(arr):
+    """UTF-8 bytes of a numpy str/bytes array as a zero-padded uint8 matrix, and the lengths.
+
+    ASCII text is converted by a view of numpy's UCS-4 code points (no per-item encoding);
+    other text goes through ``numpy.char.encode``. numpy strings cannot end with NUL, so the
+    length is the position after the last non-zero code.
+    """
+    if arr.dtype.kind == "U" and arr.dtype.itemsize:
+        codes = arr.view(np.uint32).reshape(arr.size, arr.dtype.itemsize // 4)
+        if codes.size == 0 or codes.max() < 128:
+            raw = codes.astype(np.uint8)
+            nonzero = raw != 0
+            last = raw.shape[1] - np.argmax(nonzero[:, ::-1], axis=1)
+            return raw, np.where(nonzero.any(axis=1), last, 0).astype(np.int64)
+        arr = np.char.encode(arr, "utf-8")
+    raw = arr.view(np.uint8).reshape(arr.size, arr.dtype.itemsize)
+    return raw, np.char.str_len(arr).astype(np.int64)
 
 
 def _hash_grouped(matrix_of, lengths, seeds):

@@ -84,11 +84,13 @@ def test_bad_keys():
 
 def test_string_arrays_are_hashed_per_length():
     rng = np.random.default_rng(0)
-    words = ["".join(rng.choice(list("abcé€"), size=rng.integers(0, 12))) for _ in range(300)]
-    for values in (np.array(words), words, np.array([w.encode() for w in words])):
-        h = hash_keys(values, [0, 9])
-        ref = [[mmh3.hash(w.encode(), s, signed=False) for s in (0, 9)] for w in words]
-        np.testing.assert_array_equal(h, ref)
+    for alphabet in ("abcé€", "ab\x00c"):            # non-ASCII (encoded) and ASCII (viewed) text
+        words = ["".join(rng.choice(list(alphabet), size=rng.integers(0, 12))) for _ in range(300)]
+        words = [w.rstrip("\x00") for w in words]    # numpy strings cannot end with NUL
+        for values in (np.array(words), words, np.array([w.encode() for w in words])):
+            h = hash_keys(values, [0, 9])
+            ref = [[mmh3.hash(w.encode(), s, signed=False) for s in (0, 9)] for w in words]
+            np.testing.assert_array_equal(h, ref)
 
 
 @pytest.mark.parametrize("p", [0.05, 0.001, 1e-6])
