@@ -179,7 +179,9 @@ def laplace_grid(src, scale, step, size):
     low-order bits of continuous Laplace samples). Returned as int64 multiples of ``step``.
     """
     a = np.exp(-step / scale)
-    u = uniform(src, 2 * int(size)).reshape(2, -1)
-    # inverse CDF of a geometric variable on {0, 1, ...} with Pr[k] = (1 - a) a^k
-    g = np.floor(np.log1p(-u) / np.log(a)).astype(np.int64)
+    if isinstance(src, np.random.Generator):      # numpy's sampler counts trials from 1
+        g = src.geometric(1 - a, (2, int(size))).astype(np.int64) - 1
+    else:   # inverse CDF of a geometric variable on {0, 1, ...} with Pr[k] = (1 - a) a^k
+        u = uniform(src, 2 * int(size)).reshape(2, -1)
+        g = np.floor(np.log1p(-u) / np.log(a)).astype(np.int64)
     return g[0] - g[1]

@@ -104,3 +104,14 @@ def test_sparse_bernoulli_is_a_bernoulli_process(p):
     draws = sparse_bernoulli(np.random.default_rng(5), 0.05, 2_000_000)
     both = (draws[:-1] & draws[1:]).mean()
     assert abs(both - 0.0025) <= 5 * math.sqrt(0.0025 / 2_000_000)
+
+
+@pytest.mark.parametrize("src", [np.random.default_rng(3), SystemRandom()])
+def test_discrete_laplace_has_its_variance(src):
+    from protocols.randomness import laplace_grid
+    a = math.exp(-1 / 8)
+    x = laplace_grid(src, 2.0, 0.25, 400_000)           # step/scale = 1/8
+    var = 2 * a / (1 - a) ** 2
+    assert abs(x.mean()) <= 5 * math.sqrt(var / x.size)
+    # relative sd of a sample variance: sqrt((kurtosis − 1)/n), kurtosis 6 for (near-)Laplace noise
+    assert abs(x.var() / var - 1) <= 5 * math.sqrt(5 / x.size)
