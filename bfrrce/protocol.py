@@ -125,8 +125,8 @@ class BFRRCE:
     # -- server ---------------------------------------------------------------------------
     def aggregate(self, reports):
         """Column sums of a batch of packed reports (validated, never modified)."""
-        reports = self.oracle.check_reports(reports)
-        return ColumnSums(self, self.oracle._support(reports), len(reports))
+        sums = self.oracle.aggregate(reports)
+        return ColumnSums(self, sums.counts, sums.n)
 
     def empty_aggregate(self):
         return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
@@ -161,8 +161,8 @@ class BFRRCE:
         return debias(agg.counts, agg.n, self.p, self.q)
 
     def null_variance(self, n):
-        """Var(t̂_j) of a column no user touched: n q(1 − q)/(p − q)²."""
-        return n * self.q * (1 - self.q) / (self.p - self.q) ** 2
+        """Var(t̂_j) of a column no user touched: n q(1 − q)/(p − q)² (the oracle's f = 0 variance)."""
+        return self.oracle.variance(n)
 
     def detection_limit(self, n, levels=(0.5, 0.9)):
         """Users a value needs to be detected with each probability (see :mod:`bfrrce.estimate`)."""
