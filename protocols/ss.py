@@ -23,8 +23,6 @@ from .base import FrequencyOracle
 from .errors import IncompatibleError
 from .randomness import bernoulli, integers, random_bytes, source
 
-_JOIN_BITS = 6
-
 @dataclass(frozen=True, kw_only=True)
 class SubsetSelection(FrequencyOracle):
     """k-subset selection; ``k=None`` picks the variance-optimal k ≈ d/(e^ε + 1)."""
@@ -46,9 +44,9 @@ class SubsetSelection(FrequencyOracle):
     def perturb(self, encoded, rng=None):
         """Draw the subsets exactly, on packed bits.
 
-        Each other value joins independently with the dyadic probability m/64 closest to k/d
-        (six random bits per report bit, compared bit-sliced); then, per user, uniformly chosen
-        members are removed (or non-members added) one at a time until there are exactly
+        Each other value joins independently with a dyadic probability m/2^b just below k/d
+        (b random bits per report bit, compared bit-sliced); then, per user, uniformly chosen
+        non-members are added (or members removed) one at a time until there are exactly
         k − [v included] of them. The procedure is invariant under permutations of the other
         values and ends at a fixed size, so the subset is uniform among those of that size.
         """
@@ -58,9 +56,12 @@ class SubsetSelection(FrequencyOracle):
         rows = np.arange(n)
         include = bernoulli(src, self.p_star, n)
         target = self.k - include.astype(np.int64)
-        numerator = min(max(round(self.k / d * 2 ** _JOIN_BITS), 1), 2 ** _JOIN_BITS - 1)
-        planes = random_bytes(src, _JOIN_BITS * n * width).reshape(_JOIN_BITS, n, width)
-        mask = bits.dyadic_bits(planes, numerator, _JOIN_BITS)
+        numerator, join_bits = self._join_probability()
+        if numerator:
+            planes = random_bytes(src, join_bits * n * width).reshape(join_bits, n, width)
+            mask = bits.dyadic_bits(planes, numerator, join_bits)
+        else:
+            mask = np.zeros((n, width), dtype=np.uint8)
         if d % 8:
             mask[:, -1] &= np.uint8((1 << (d % 8)) - 1)        # padding bits stay zero
         byte, bit = values >> 3, (np.uint8(1) << (values & 7).astype(np.uint8))
@@ -79,6 +80,16 @@ class SubsetSelection(FrequencyOracle):
             todo = todo[counts[todo] != target[todo]]
         mask[rows, byte] |= bit * include.astype(np.uint8)
         return mask
+
+    def _join_probability(self):
+        """(m, b): the fewest random bits b whose m/2^b <= k/d falls short of k/d by at most
+        2√k/d values, so the fix-up mostly adds (cheap) and its work stays O(√k) per user."""
+        ratio, slack = self.k / self.d, 2 * math.sqrt(self.k) / self.d
+        for b in range(0, 17):                 # b = 0: nobody joins, the fix-up adds all k
+            m = math.floor(ratio * 2 ** b)
+            if ratio - m / 2 ** b <= slack:
+                return m, b
+        return m, b
 
     def check_reports(self, reports):
         return bits.check_packed(reports, self.d)

@@ -174,16 +174,28 @@ def test_padding_bits_mean_other_d():
 
 # --- defects of existing libraries (DESIGN §4), pinned ------------------------------------
 
-def test_subset_position_is_uniform_and_membership_only():
-    """Reports are masks: there is no position. Non-true members are uniform over d − 1 values."""
-    mech = SubsetSelection(epsilon=1.0, d=6, k=2)
+@pytest.mark.parametrize("d, k, joins", [(6, 2, False), (64, None, True), (1000, None, True)])
+def test_subset_position_is_uniform_and_membership_only(d, k, joins):
+    """Reports are masks: there is no position. Non-true members are uniform over d − 1 values,
+    whether the subsets start empty (small k) or from dyadic joins (larger k)."""
+    mech = SubsetSelection(epsilon=1.0, d=d, k=k)
+    assert (mech._join_probability()[0] > 0) == joins
     n = 60000
-    reports = bits.unpack(mech.privatize(np.zeros(n, dtype=np.int64), rng=5), 6)
+    true = 3
+    reports = bits.unpack(mech.privatize(np.full(n, true), rng=5), d)
     freq = reports.mean(axis=0)
-    assert abs(freq[0] - mech.p_star) <= tolerance_mean(math.sqrt(mech.p_star * (1 - mech.p_star)), n)
+    assert abs(freq[true] - mech.p_star) <= tolerance_mean(math.sqrt(mech.p_star * (1 - mech.p_star)), n)
     q = mech.q_star
-    assert np.all(np.abs(freq[1:] - q) <= tolerance_mean(math.sqrt(q * (1 - q)), n))
-    assert (reports.sum(axis=1) == 2).all()
+    others = np.delete(freq, true)
+    # up to 999 comparisons: 5.5 standard errors keep the family-wise false alarm below 1e-4
+    assert np.all(np.abs(others - q) <= tolerance_mean(math.sqrt(q * (1 - q)), n, z=5.5))
+    assert (reports.sum(axis=1) == mech.k).all()
+    # pairs of other values are included together at the rate of a uniform subset
+    a, b = (0, 1) if true > 1 else (4, 5)
+    both = (reports[:, a] & reports[:, b]).mean()
+    pair = mech.p_star * (mech.k - 1) * (mech.k - 2) / ((d - 1) * (d - 2)) + \
+        (1 - mech.p_star) * mech.k * (mech.k - 1) / ((d - 1) * (d - 2))
+    assert abs(both - pair) <= tolerance_mean(math.sqrt(pair * (1 - pair)), n)
 
 
 def test_rappor_clears_true_bits():
