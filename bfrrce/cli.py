@@ -1,4 +1,10 @@
-"""Command line: ``python -m bfrrce evaluate`` and ``python -m bfrrce estimate FILE``.
+"""Command line.
+
+``python -m bfrrce evaluate``: AARE of the estimators across ε on a dataset.
+``python -m bfrrce estimate FILE --column C --epsilon E``: privatize every row, aggregate, estimate.
+The same job split as a deployment runs it: ``privatize`` (clients: a report file),
+``aggregate`` (server: report files → one column-sums file, streamed), and
+``estimate --aggregate SUMS``.
 
 Errors are one line on stderr and exit status 2.
 """
@@ -65,14 +71,23 @@ def _parser():
     ev.add_argument("--simulate", choices=("exact", "binomial"), default="binomial")
     ev.add_argument("--bitcoin-path", help="block folder or export for --dataset bitcoin")
     es = sub.add_parser("estimate", help="privatize every row of a file as its user would, then estimate")
-    es.add_argument("file")
-    es.add_argument("--column")
-    es.add_argument("--epsilon", type=float, required=True)
+    es.add_argument("file", help="values (CSV, TSV, Parquet, text), or column sums with --aggregate")
+    es.add_argument("--aggregate", action="store_true",
+                    help="FILE is a column-sums file written by 'aggregate' (parameters come from it)")
     es.add_argument("--candidates", help="file of candidate values, one per line")
-    es.add_argument("--L", type=int, default=1024)
-    es.add_argument("--l", type=int, default=1)
     es.add_argument("--method", default="auto", choices=("auto", "paper", "corrected", "fill"))
-    es.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: OS CSPRNG)")
+    pv = sub.add_parser("privatize", help="write one report per row of a file (what each client sends)")
+    pv.add_argument("file")
+    pv.add_argument("--out", required=True, help="report file to write")
+    for parser in (es, pv):
+        parser.add_argument("--column")
+        parser.add_argument("--epsilon", type=float)
+        parser.add_argument("--L", type=int, default=1024)
+        parser.add_argument("--l", type=int, default=1)
+        parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: OS CSPRNG)")
+    ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file")
+    ag.add_argument("reports", nargs="+")
+    ag.add_argument("--out", required=True, help="column-sums file to write")
     return ap
 
 
@@ -115,15 +130,45 @@ def _evaluate(args, out):
             print(f"wrote {path}", file=out)
 
 
-def _estimate(args, out):
-    from .io import read_values
+def _mechanism(args):
     from .protocol import BFRRCE
-    values = read_values(args.file, args.column)
+    if args.epsilon is None:
+        raise CLIError("--epsilon is required")
+    return BFRRCE(epsilon=args.epsilon, L=args.L, l=args.l)
+
+
+def _privatized(args):
+    from .io import read_values
+    mech = _mechanism(args)
+    return mech, mech.privatize(read_values(args.file, args.column), rng=args.seed)
+
+
+def _estimate(args, out):
+    from .aggregate import ColumnSums
+    from .io import read_values
+    if args.aggregate:
+        agg = ColumnSums.from_bytes(Path(args.file).read_bytes())
+        mech = agg.mechanism
+    else:
+        mech, reports = _privatized(args)
+        agg = mech.aggregate(reports)
     candidates = read_values(args.candidates) if args.candidates else None
-    mech = BFRRCE(epsilon=args.epsilon, L=args.L, l=args.l)
-    reports = mech.privatize(values, rng=args.seed)
-    est = mech.estimate(mech.aggregate(reports), candidates=candidates, method=args.method)
-    print(est, file=out)
+    print(mech.estimate(agg, candidates=candidates, method=args.method), file=out)
+
+
+def _privatize(args, out):
+    from .wire import dump_reports
+    mech, reports = _privatized(args)
+    Path(args.out).write_bytes(dump_reports(mech, reports))
+    print(f"wrote {len(reports):,} reports ({mech!r}) to {args.out}", file=out)
+
+
+def _aggregate(args, out):
+    from .stream import aggregate_files
+    agg = aggregate_files(args.reports, progress=True)
+    Path(args.out).write_bytes(agg.to_bytes())
+    print(f"wrote column sums of {agg.n:,} reports from {len(agg.batches)} batch(es) to {args.out}",
+          file=out)
 
 
 def main(argv=None, out=None, err=None):
@@ -131,10 +176,8 @@ def main(argv=None, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     try:
         args = _parser().parse_args(argv)
-        if args.command == "evaluate":
-            _evaluate(args, out)
-        else:
-            _estimate(args, out)
+        {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,
+         "aggregate": _aggregate}[args.command](args, out)
     except (CLIError, LDPError, ValueError, OSError) as exc:
         print(f"bfrrce: error: {exc}", file=err)
         return 2

@@ -71,3 +71,24 @@ def test_errors_are_one_line_and_exit_2(tmp_path, argv, message):
     code, out, err = run(argv)
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("bfrrce: error:") and message in err
+
+
+def test_privatize_aggregate_estimate_pipeline(tmp_path):
+    data = tmp_path / "data.csv"
+    data.write_text("value\n" + "".join(f"v{i % 7}\n" for i in range(4000)))
+    reports = []
+    for part in range(2):
+        path = tmp_path / f"r{part}.bfr"
+        code, out, err = run(["privatize", str(data), "--column", "value", "--epsilon", "8",
+                              "--L", "64", "--seed", str(part), "--out", str(path)])
+        assert code == 0, err
+        reports.append(str(path))
+    sums = tmp_path / "sums.bfr"
+    code, out, err = run(["aggregate", *reports, "--out", str(sums)])
+    assert code == 0 and "8,000 reports from 2 batch(es)" in out
+    code, out, err = run(["estimate", str(sums), "--aggregate"])
+    assert code == 0 and "n=8000" in out and "L=64" in out
+    code, out, err = run(["aggregate", reports[0], reports[0], "--out", str(sums)])
+    assert code == 2 and "counted twice" in err
+    code, out, err = run(["estimate", str(data), "--aggregate"])
+    assert code == 2 and "not a BFRRCE file" in err
