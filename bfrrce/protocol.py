@@ -74,20 +74,23 @@ class BFRRCE:
         if self.per_bit_epsilon is not None:
             if self.perturbation not in (None, "symmetric"):
                 raise LDPValueError("per_bit_epsilon is the paper's symmetric perturbation only")
-            eb = check_epsilon(self.per_bit_epsilon, "per_bit_epsilon")
-            p, q = per_bit_probabilities(eb)
+            budget = check_epsilon(self.per_bit_epsilon, "per_bit_epsilon")
+            p, q = per_bit_probabilities(budget)
             perturbation = "symmetric"
+        else:
+            budget = check_epsilon(self.epsilon)
+            perturbation = self.perturbation or "optimized"
+            p, q = flip_probabilities(budget, bloom.l, perturbation, self.unit)
+        if not (0.0 < q < p < 1.0):
+            raise LDPValueError(f"epsilon={budget!r} is too large: the flip probabilities round to 0 "
+                                f"or 1 in float64 (p={p!r}, q={q!r})")
+        if self.per_bit_epsilon is None:
+            eps = budget
+        else:
             eps = user_epsilon(p, q, bloom.l, self.unit)
-            warnings.warn(f"per_bit_epsilon={eb} flips each bit with ε_b = {eb}; the user-level "
+            warnings.warn(f"per_bit_epsilon={budget} flips each bit with ε_b = {budget}; the user-level "
                           f"guarantee is ε = {eps:.6g} (unit={self.unit!r}, l={bloom.l})",
                           PrivacyWarning, stacklevel=3)
-        else:
-            eps = check_epsilon(self.epsilon)
-            perturbation = self.perturbation or "optimized"
-            p, q = flip_probabilities(eps, bloom.l, perturbation, self.unit)
-        if not (0.0 < q < p < 1.0):
-            raise LDPValueError(f"epsilon={eps!r} per bit is too large: the flip probabilities "
-                                f"round to 0 or 1 in float64 (p={p!r}, q={q!r})")
         for name, value in dict(epsilon=eps, L=bloom.L, l=bloom.l, seed=bloom.seed,
                                 perturbation=perturbation, bloom=bloom, p=p, q=q,
                                 oracle=UnaryEncoding(d=bloom.L, p=p, q=q)).items():

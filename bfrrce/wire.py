@@ -90,7 +90,7 @@ def _parse_prefix(data, kind, mechanism):
         mech = _mechanism_from(header["mechanism"])
     except FormatError:
         raise
-    except (ValueError, KeyError, TypeError, AttributeError, LDPError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, ArithmeticError, LDPError) as exc:
         raise FormatError(f"bad parameter header: {exc}") from None
     if mechanism is not None and mechanism != mech:
         raise IncompatibleError(f"file was written by {mech!r}, expected {mechanism!r}")

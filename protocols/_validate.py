@@ -10,6 +10,9 @@ import numpy as np
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
 
 
+MAX_EPSILON = 700.0     # e^700 ≈ 1e304: beyond, probabilities are not representable in float64
+
+
 def check_epsilon(epsilon, name="epsilon"):
     """Return ε as a float; it must be a finite real number > 0."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
@@ -17,6 +20,8 @@ def check_epsilon(epsilon, name="epsilon"):
     epsilon = float(epsilon)
     if not math.isfinite(epsilon) or epsilon <= 0:
         raise LDPValueError(f"{name} must be finite and > 0, got {epsilon!r}")
+    if epsilon > MAX_EPSILON:
+        raise LDPValueError(f"{name}={epsilon!r} is too large: e^ε overflows float64 (max {MAX_EPSILON})")
     return epsilon
 
 

@@ -120,3 +120,10 @@ def test_per_bit_mode_round_trips(l):
         mech = BFRRCE(per_bit_epsilon=0.4, L=64, l=l)
     agg = mech.aggregate(mech.privatize(np.arange(50), rng=0))
     assert ColumnSums.from_bytes(agg.to_bytes(), mech) == agg
+
+
+@pytest.mark.parametrize("kwargs", [dict(epsilon=1e300), dict(per_bit_epsilon=600.0),
+                                    dict(epsilon=699.0, perturbation="symmetric")])
+def test_huge_epsilon_is_a_clear_error(kwargs):
+    with pytest.raises(LDPValueError, match="too large"):
+        BFRRCE(**kwargs)

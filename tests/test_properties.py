@@ -10,7 +10,8 @@ from datasets.bitcoin import BitcoinFormatError, iter_blocks
 from protocols import LDPError
 
 MECH = BFRRCE(epsilon=1.5, L=37, l=2, seed=3)
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=500, deadline=None, derandomize=True,  # stable CI, fixed examples
+               suppress_health_check=[HealthCheck.too_slow])
 
 counts_strategy = st.lists(st.integers(0, 10 ** 6), min_size=37, max_size=37)
 
