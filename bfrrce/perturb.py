@@ -21,6 +21,7 @@ import math
 
 from protocols.base import log_ratio
 from protocols.errors import LDPValueError
+from protocols.ue import oue_probabilities, sue_probabilities
 
 PERTURBATIONS = ("symmetric", "optimized")
 UNITS = ("value", "item")
@@ -38,21 +39,22 @@ def user_epsilon(p, q, l, unit):
 
 
 def flip_probabilities(epsilon, l, perturbation, unit):
-    """(p, q) spending exactly ``epsilon`` at the user level (see the module docstring)."""
+    """(p, q) spending exactly ``epsilon`` at the user level (see the module docstring).
+
+    The formulas are those of :mod:`protocols.ue`: a one-hot SUE/OUE report spends its budget on
+    one pair of bits, a filter on l pairs (unit "value") or on l single bits (unit "item").
+    """
     if perturbation not in PERTURBATIONS:
         raise LDPValueError(f"perturbation must be one of {PERTURBATIONS}, got {perturbation!r}")
     if unit not in UNITS:
         raise LDPValueError(f"unit must be one of {UNITS}, got {unit!r}")
-    if unit == "value":
-        if perturbation == "symmetric":
-            e = math.exp(epsilon / (2 * l))
-            return e / (1 + e), 1 / (1 + e)
-        return 0.5, 1 / (math.exp(epsilon / l) + 1)
-    e = math.exp(epsilon / l)           # both perturbations: symmetric is optimal here
-    return e / (1 + e), 1 / (1 + e)
+    if unit == "item":                        # both perturbations: symmetric is optimal here
+        return sue_probabilities(2 * epsilon / l)
+    if perturbation == "symmetric":
+        return sue_probabilities(epsilon / l)
+    return oue_probabilities(epsilon / l)
 
 
 def per_bit_probabilities(per_bit_epsilon):
     """The paper's RR_P = e^{ε_b}/(1 + e^{ε_b}) for each bit (symmetric)."""
-    e = math.exp(per_bit_epsilon)
-    return e / (1 + e), 1 / (1 + e)
+    return sue_probabilities(2 * per_bit_epsilon)

@@ -91,6 +91,17 @@ class UnaryEncoding(FrequencyOracle):
         return bit_vector_distribution(np.arange(self.d) == value, self.p, self.q)
 
 
+def sue_probabilities(epsilon):
+    """SUE's (p, q) = (e^{ε/2}/(e^{ε/2} + 1), 1/(e^{ε/2} + 1)): ε split over two flipped bits."""
+    half = math.exp(epsilon / 2)
+    return half / (half + 1), 1 / (half + 1)
+
+
+def oue_probabilities(epsilon):
+    """OUE's (p, q) = (1/2, 1/(e^ε + 1)) (Wang et al. 2017)."""
+    return 0.5, 1 / (math.exp(epsilon) + 1)
+
+
 def simulate_column_sums(t, n, p, q, rng):
     """Column sums drawn exactly in distribution: c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q).
 
@@ -138,8 +149,7 @@ class SUE(_BudgetedUnaryEncoding):
 
     @staticmethod
     def _probabilities(eps):
-        half = math.exp(eps / 2)
-        return half / (half + 1), 1 / (half + 1)
+        return sue_probabilities(eps)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,4 +172,4 @@ class OUE(_BudgetedUnaryEncoding):
 
     @staticmethod
     def _probabilities(eps):
-        return 0.5, 1 / (math.exp(eps) + 1)
+        return oue_probabilities(eps)
