@@ -126,6 +126,10 @@ class DuchiMean(_MeanMechanism):
         up = uniform(src, t.size) < 0.5 + t / (2 * self.C)
         return np.where(up, self.C, -self.C)
 
+    def output_distribution(self, t):
+        """Exact Pr[output | t] for t in [−1, 1]: ±C with probabilities 1/2 ± t/(2C)."""
+        return {self.C: 0.5 + t / (2 * self.C), -self.C: 0.5 - t / (2 * self.C)}
+
     def unit_variance(self, t):
         return self.C ** 2 - t ** 2
 
@@ -148,6 +152,16 @@ class PiecewiseMean(_MeanMechanism):
         w = u * (C + 1)
         outer = np.where(w < left + C, -C + w, right + (w - (left + C)))
         return snap(np.where(centre, inner, outer), src)
+
+    def density(self, y, t):
+        """Exact output density at y for t in [−1, 1] (before the 2^-20 rounding):
+        s/(s + 1)/(C − 1) on [ℓ(t), r(t)], 1/((s + 1)(C + 1)) elsewhere on [−C, C]."""
+        s, C = math.exp(self.epsilon / 2), self.C
+        left = (C + 1) / 2 * t - (C - 1) / 2
+        y = np.asarray(y, dtype=float)
+        inside = (y >= left) & (y <= left + C - 1)
+        out = np.where(inside, s / (s + 1) / (C - 1), 1 / ((s + 1) * (C + 1)))
+        return np.where(np.abs(y) <= C, out, 0.0)
 
     def unit_variance(self, t):
         s = math.exp(self.epsilon / 2)

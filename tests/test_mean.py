@@ -3,7 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from protocols import DuchiMean, LDPTypeError, LDPValueError, LaplaceMean, PiecewiseMean
+from protocols import (DuchiMean, LDPTypeError, LDPValueError, LaplaceMean, PiecewiseMean,
+                       exact_epsilon)
 
 MECHS = [LaplaceMean, DuchiMean, PiecewiseMean]
 
@@ -30,17 +31,28 @@ def test_variance_formulas():
     assert LaplaceMean(epsilon=1.0).unit_variance(0.0) == pytest.approx(8.0, rel=1e-4)
 
 
-def test_piecewise_density_ratio_is_bounded():
-    """The output density is s/(s+1)/(C−1)·... inside [ℓ, r] and 1/s of it outside: ratio e^ε/2·2."""
+def test_duchi_is_exactly_epsilon_ldp():
+    mech = DuchiMean(epsilon=1.3)
+    assert exact_epsilon(mech.output_distribution, [-1.0, 0.3, 1.0]) == pytest.approx(1.3)
+
+
+def test_piecewise_density_is_exact_and_epsilon_ldp():
+    """The density ratio between any inputs is at most e^ε, reached at t = ±1; the sampler's bin
+    frequencies match the integrated density within 5 binomial standard errors per bin."""
     mech = PiecewiseMean(epsilon=1.0)
-    n = 400000
     C = mech.C
+    grid = np.linspace(-C, C, 4001)
+    dens = {t: mech.density(grid, t) for t in (-1.0, -0.2, 0.5, 1.0)}
+    worst = max(np.max(np.log(dens[a] / dens[b])) for a in dens for b in dens)
+    assert worst == pytest.approx(1.0)
+    n = 400_000
     edges = np.linspace(-C, C, 41)
-    h1 = np.histogram(mech.privatize(np.full(n, -1.0), rng=1), edges)[0]
-    h2 = np.histogram(mech.privatize(np.full(n, 1.0), rng=2), edges)[0]
-    ratio = np.log(np.maximum(h1, 1) / np.maximum(h2, 1))
-    assert np.abs(ratio).max() <= 1.0 + 0.1
-    assert np.abs(ratio).max() >= 1.0 - 0.1
+    counts = np.histogram(mech.privatize(np.full(n, -1.0), rng=1), edges)[0]
+    fine = np.linspace(-C, C, 40 * 2000 + 1)
+    mids = (fine[:-1] + fine[1:]) / 2
+    probs = (mech.density(mids, -1.0) * np.diff(fine)).reshape(40, -1).sum(axis=1)
+    assert probs.sum() == pytest.approx(1.0, abs=1e-3)
+    assert np.all(np.abs(counts - n * probs) <= 5 * np.sqrt(n * probs * (1 - probs)))
 
 
 def test_validation():
