@@ -200,28 +200,28 @@ def estimate_paper(debiased, positions, threshold, confidence):
     return value, se, (max(value - z * se, 0.0), value + z * se), {"threshold": threshold}
 
 
-def detection_limit(n, p, q, l, levels=(0.5, 0.9), alpha=DETECTION_ALPHA):
-    """Users f a value needs for all its l bits to pass the per-bit test with each probability.
-
-    Solves Φ((f − τ)/σ(f))^l = level, σ(f)² = [f p(1−p) + (n − f) q(1−q)]/(p − q)², with the
+def detection_probability(f, n, p, q, l, alpha=DETECTION_ALPHA):
+    """Probability that a value held by f of the n users passes the detection test (normal
+    approximation): Φ((f − τ)/σ(f))^l, σ(f)² = [f p(1−p) + (n − f) q(1−q)]/(p − q)², with the
     per-bit threshold τ = z_{1−α^{1/l}}·σ(0) of :func:`detected_candidates` (an absent value on
-    empty columns passes with probability α); ∞ if even n users do not reach it.
-    """
+    empty columns passes with probability α)."""
     sigma0 = math.sqrt(n * q * (1 - q)) / (p - q)
     tau = _NORMAL.inv_cdf(1 - alpha ** (1 / l)) * sigma0
+    sigma = math.sqrt(f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q)
+    return _NORMAL.cdf((f - tau) / sigma) ** l
+
+
+def detection_limit(n, p, q, l, levels=(0.5, 0.9), alpha=DETECTION_ALPHA):
+    """Users f a value needs to be detected with each probability (:func:`detection_probability`
+    = level, solved by bisection; ∞ if even n users do not reach it)."""
     out = {}
     for level in levels:
-        z = _NORMAL.inv_cdf(level ** (1 / l))
-
-        def gap(f):
-            return f - tau - z * math.sqrt(f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q)
-
-        if gap(n) < 0:
+        if detection_probability(n, n, p, q, l, alpha) < level:
             out[level] = math.inf
             continue
         lo, hi = 0.0, float(n)
         for _ in range(100):
             mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if gap(mid) < 0 else (lo, mid)
+            lo, hi = (mid, hi) if detection_probability(mid, n, p, q, l, alpha) < level else (lo, mid)
         out[level] = hi
     return out
