@@ -126,8 +126,11 @@ def _evaluate(args, out):
           "number of distinct values at or above it, the estimable target (DESIGN §3).", file=out)
     print(f"wall time {elapsed:.1f} s", file=out)
     if args.out:
-        for path in write_outputs(rows, args.out, title):
+        written = write_outputs(rows, args.out, title)
+        for path in written:
             print(f"wrote {path}", file=out)
+        if not any(str(path).endswith(".png") for path in written):
+            print("no plot: matplotlib is not installed (pip install 'bfrrce[plot]')", file=out)
 
 
 def _mechanism(args):
