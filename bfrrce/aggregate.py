@@ -13,6 +13,7 @@ import numpy as np
 
 from protocols.base import SupportCounts
 from protocols.errors import IncompatibleError
+from protocols.ue import debias_counts
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,9 +76,6 @@ class Debiased:
 
 
 def debias(counts, n, p, q):
-    """t̂_j = (c_j − n q)/(p − q), with Var at t = clip(t̂, 0, n) and at t = 0."""
-    counts = np.asarray(counts, dtype=float)
-    t_hat = (counts - n * q) / (p - q)
-    t = np.clip(t_hat, 0, n)
-    var = (t * p * (1 - p) + (n - t) * q * (1 - q)) / (p - q) ** 2
+    """:class:`Debiased` column sums (:func:`protocols.ue.debias_counts`), with the null variance."""
+    t_hat, var = debias_counts(counts, n, p, q)
     return Debiased(t_hat, var, n * q * (1 - q) / (p - q) ** 2, n)

@@ -17,6 +17,21 @@ from .base import FrequencyOracle, SupportCounts, check_counts
 from .randomness import bernoulli, generator, integers, source
 
 
+def grr_probabilities(epsilon, k):
+    """(p, q) = (e^ε/(e^ε + k − 1), 1/(e^ε + k − 1)) of randomized response over k outputs."""
+    denom = math.exp(epsilon) + k - 1
+    return math.exp(epsilon) / denom, 1 / denom
+
+
+def randomize_index(src, values, k, p):
+    """k-ary randomized response: keep each value with probability p, else report one of the
+    k − 1 others uniformly (drawn in [0, k − 1) and shifted past the true value)."""
+    keep = bernoulli(src, p, values.size)
+    other = integers(src, k - 1, values.size)
+    other += other >= values
+    return np.where(keep, values, other)
+
+
 @dataclass(frozen=True, kw_only=True)
 class GRR(FrequencyOracle):
     """Generalized randomized response over the domain {0, …, d−1}.
@@ -37,18 +52,12 @@ class GRR(FrequencyOracle):
     def __post_init__(self):
         eps = check_epsilon(self.epsilon)
         d = check_int(self.d, "d", 2)
-        denom = math.exp(eps) + d - 1
-        p, q = math.exp(eps) / denom, 1 / denom
+        p, q = grr_probabilities(eps, d)
         self._set(epsilon=eps, d=d, p=p, q=q, p_star=p, q_star=q)
 
     def perturb(self, encoded, rng=None):
         """Keep each value with probability p, else report a uniformly chosen other value."""
-        values = check_values(encoded, self.d)
-        src = source(rng)
-        keep = bernoulli(src, self.p, values.size)
-        other = integers(src, self.d - 1, values.size)
-        other += other >= values             # skip the true value: uniform over the d − 1 others
-        return np.where(keep, values, other)
+        return randomize_index(source(rng), check_values(encoded, self.d), self.d, self.p)
 
     def simulate(self, true_counts, rng=None):
         """The aggregate of users with ``true_counts[v]`` holding v, drawn exactly in distribution

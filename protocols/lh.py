@@ -20,7 +20,8 @@ import numpy as np
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
 from .base import FrequencyOracle
-from .randomness import bernoulli, integers, source
+from .grr import grr_probabilities, randomize_index
+from .randomness import source
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _CHUNK = 1 << 20                 # seed × value pairs tested at a time by the server
@@ -60,20 +61,16 @@ class LocalHashing(FrequencyOracle):
         eps = check_epsilon(self.epsilon)
         d = check_int(self.d, "d", 2, 2 ** 32)
         g = check_int(self.g, "g", 2, 2 ** 31)
-        p = math.exp(eps) / (math.exp(eps) + g - 1)
-        self._set(epsilon=eps, d=d, g=g, p=p, q=1 / (math.exp(eps) + g - 1),
-                  p_star=p, q_star=1 / g)
+        p, q = grr_probabilities(eps, g)
+        self._set(epsilon=eps, d=d, g=g, p=p, q=q, p_star=p, q_star=1 / g)
 
     def perturb(self, encoded, rng=None):
         values = check_values(encoded, self.d)
         src = source(rng)
         n = values.size
         seeds = np.frombuffer(src.bytes(8 * n), dtype="<u8").copy()
-        true_bucket = buckets(seeds, values, self.g)
-        keep = bernoulli(src, self.p, n)
-        other = integers(src, self.g - 1, n)
-        other += other >= true_bucket
-        return np.stack([seeds, np.where(keep, true_bucket, other).astype(np.uint64)], axis=1)
+        reported = randomize_index(src, buckets(seeds, values, self.g), self.g, self.p)
+        return np.stack([seeds, reported.astype(np.uint64)], axis=1)
 
     def check_reports(self, reports):
         arr = check_array(reports, np.uint64, (2,))

@@ -36,7 +36,7 @@ from .base import FrequencyOracle, SupportCounts, log_ratio
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys, murmur3_fixed
 from .randomness import randomized_response_bits, source
-from .ue import bit_vector_distribution
+from .ue import bit_vector_distribution, debias_counts
 
 
 class RapporReports(NamedTuple):
@@ -208,12 +208,7 @@ class RAPPOR(FrequencyOracle):
         """t̂ (cohorts × bits): unbiased number of users of each cohort whose filter has each bit,
         and its variance [t q*(1−q*) + (N_c − t) p*(1−p*)]/(q* − p*)² at t = clip(t̂, 0, N_c)."""
         counts = self.check_aggregate(aggregate).counts
-        sizes = counts[:, -1:].astype(float)
-        one, zero = self.p_star, self.q_star
-        t_hat = (counts[:, :-1] - zero * sizes) / (one - zero)
-        t = np.clip(t_hat, 0, sizes)
-        var = (t * one * (1 - one) + (sizes - t) * zero * (1 - zero)) / (one - zero) ** 2
-        return t_hat, var
+        return debias_counts(counts[:, :-1], counts[:, -1:], self.p_star, self.q_star)
 
     def estimate(self, aggregate, candidates=None, alpha=0.05):
         """Fit candidate counts by weighted non-negative least squares.

@@ -102,6 +102,20 @@ def oue_probabilities(epsilon):
     return 0.5, 1 / (math.exp(epsilon) + 1)
 
 
+def debias_counts(counts, n, p, q):
+    """Debiased bit counts (Erlingsson et al. 2014; Theorem 2 of the BFRRCE paper).
+
+    With c the number of the n reports having a bit set, t̂ = (c − nq)/(p − q) is unbiased for
+    t, the number of users whose true bit is set, and Var(t̂) = [t p(1 − p) + (n − t) q(1 − q)]
+    /(p − q)², returned at the plug-in t = clip(t̂, 0, n). ``n`` may be an array (per cohort).
+    Returns (t̂, variance).
+    """
+    counts = np.asarray(counts, dtype=float)
+    t_hat = (counts - n * q) / (p - q)
+    t = np.clip(t_hat, 0, n)
+    return t_hat, (t * p * (1 - p) + (n - t) * q * (1 - q)) / (p - q) ** 2
+
+
 def simulate_column_sums(t, n, p, q, rng):
     """Column sums drawn exactly in distribution: c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q).
 

@@ -34,8 +34,11 @@ def test_crafted_reports_are_rejected():
     all_ones = np.full((50, 32), 255, dtype=np.uint8)
     chosen = np.zeros((50, 32), dtype=np.uint8)
     chosen[:, :12] = 255                                      # 96 chosen bits
-    kept, rejected = screen_reports(mech, np.concatenate([honest, all_ones, chosen]))
-    assert rejected >= 100 and len(kept) >= 1000 - 10
+    alpha = 1e-3
+    assert screen_reports(mech, np.concatenate([all_ones, chosen]), alpha)[1] == 100
+    honest_rejected = screen_reports(mech, honest, alpha)[1]
+    assert honest_rejected <= 1000 * alpha + 5 * math.sqrt(1000 * alpha)     # at most α, binomial
+    kept, _ = screen_reports(mech, np.concatenate([honest, all_ones, chosen]), alpha)
     # the defended estimate is close to the clean one; the undefended one is not
     clean = mech.estimate(mech.aggregate(honest))
     attacked = mech.estimate(mech.aggregate(np.concatenate([honest, all_ones, chosen])))
