@@ -131,6 +131,11 @@ class BFRRCE:
         sums = self.oracle.aggregate(reports)
         return ColumnSums(self, sums.counts, sums.n)
 
+    def aggregate_batches(self, batches):
+        """Column sums of an iterable of report batches (file chunks), one running counter."""
+        sums = self.oracle.aggregate_batches(batches)
+        return ColumnSums(self, sums.counts, sums.n)
+
     def empty_aggregate(self):
         return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
 

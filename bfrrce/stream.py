@@ -8,6 +8,7 @@ a binary column of packed reports (``tabular`` extra).
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -22,14 +23,12 @@ def aggregate_file(path, mechanism=None, chunk_rows=1 << 16, column=None):
     """Column sums of one report file (package format, or Parquet with ``column``)."""
     if Path(path).suffix == ".parquet":
         return aggregate_parquet(path, mechanism, column or "report", chunk_rows)
-    total, batch, mech = None, None, mechanism
-    for mech, batch, chunk in iter_report_chunks(path, mechanism, chunk_rows):
-        part = mech.aggregate(chunk)
-        total = part if total is None else total.merge(part)
-    if total is None:                          # an empty file still needs its header checked
-        for _ in iter_report_chunks(path, mechanism, chunk_rows):
-            pass
+    chunks = iter_report_chunks(path, mechanism, chunk_rows)
+    first = next(chunks, None)                 # reads and checks the header (and an empty file's CRC)
+    if first is None:
         raise LDPValueError(f"{path}: no reports")
+    mech, batch, _ = first
+    total = mech.aggregate_batches(chunk for _, _, chunk in itertools.chain([first], chunks))
     return ColumnSums(mech, total.counts, total.n, frozenset([batch]))
 
 
@@ -39,14 +38,15 @@ def aggregate_parquet(path, mechanism, column="report", chunk_rows=1 << 16):
         raise LDPValueError("Parquet report files carry no parameters: pass the mechanism")
     import pyarrow.parquet as pq
     width = (mechanism.L + 7) // 8
-    total = mechanism.empty_aggregate()
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=[column]):
-        values = batch.column(0).to_pylist()
-        if any(v is None or len(v) != width for v in values):
-            raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
-        total = total.merge(mechanism.aggregate(
-            np.frombuffer(b"".join(values), dtype=np.uint8).reshape(len(values), width)))
-    return total
+
+    def chunks():
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=[column]):
+            values = batch.column(0).to_pylist()
+            if any(v is None or len(v) != width for v in values):
+                raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
+            yield np.frombuffer(b"".join(values), dtype=np.uint8).reshape(len(values), width)
+
+    return mechanism.aggregate_batches(chunks())
 
 
 def aggregate_files(paths, mechanism=None, chunk_rows=1 << 16, progress=False):

@@ -99,6 +99,17 @@ class FrequencyOracle:
         reports = self.check_reports(reports)
         return SupportCounts(self, self._support(reports), len(reports))
 
+    def aggregate_batches(self, batches):
+        """One aggregate of an iterable of report batches (chunks of a file, say).
+
+        Equal to merging ``aggregate(batch)`` over the batches; memory is that of one batch.
+        Packed-bit mechanisms override it to keep one running counter across batches.
+        """
+        total = self.empty_aggregate()
+        for reports in batches:
+            total = total.merge(self.aggregate(reports))
+        return total
+
     def empty_aggregate(self):
         """The aggregate of no reports (the neutral element of ``merge``)."""
         return SupportCounts.empty(self, self.d)

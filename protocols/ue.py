@@ -85,6 +85,16 @@ class UnaryEncoding(FrequencyOracle):
     def _support(self, reports):
         return bits.column_sums(reports, self.d)
 
+    def aggregate_batches(self, batches):
+        """One aggregate of an iterable of report batches, with one running bit-sliced
+        :class:`protocols.bits.ColumnCounter` (batches are validated, never kept)."""
+        counter, n = bits.ColumnCounter(self.d), 0
+        for reports in batches:
+            reports = self.check_reports(reports)
+            counter.add(reports)
+            n += len(reports)
+        return SupportCounts(self, counter.counts(), n)
+
     def output_distribution(self, value):
         """Exact Pr[report | value] over all 2^d reports (keys: packed bytes). Small d only."""
         value = int(check_values([value], self.d)[0])
