@@ -74,13 +74,12 @@ def dyadic_bits(random_bytes, numerator, bits):
 
 
 def _lane_sums(packed, d):
-    """Column sums of packed rows (..., rows, width) → (..., d) int64, unpacking 255 rows at a
-    time into uint8 lanes (exact: at most 255 per lane)."""
-    sums = np.zeros(packed.shape[:-2] + (int(d),), dtype=np.int64)
-    for start in range(0, packed.shape[-2], _LANE_ROWS):
-        chunk = np.unpackbits(packed[..., start:start + _LANE_ROWS, :], axis=-1, count=int(d),
-                              bitorder=BITORDER)
-        sums += np.add.reduce(chunk, axis=-2, dtype=np.uint8)
+    """Column sums of packed rows, unpacking 255 rows at a time into uint8 lanes (exact: at
+    most 255 per lane, and byte-wide SIMD additions)."""
+    sums = np.zeros(int(d), dtype=np.int64)
+    for start in range(0, packed.shape[0], _LANE_ROWS):
+        chunk = np.unpackbits(packed[start:start + _LANE_ROWS], axis=1, count=int(d), bitorder=BITORDER)
+        sums += np.add.reduce(chunk, axis=0, dtype=np.uint8)
     return sums
 
 
@@ -117,12 +116,10 @@ class ColumnCounter:
 
     def counts(self):
         """Number of rows added with bit j set, for j < d (int64)."""
-        planes = self._counter.bit_planes()
-        if not planes:
-            return self._unpacked.copy()
-        planes = np.stack(planes).view(np.uint8).reshape(len(planes), self.slab_rows, self.width)
-        weights = np.arange(len(planes), dtype=np.int64)[:, None]
-        return (_lane_sums(planes, self.d) << weights).sum(axis=0) + self._unpacked
+        sums = self._unpacked.copy()
+        for weight, plane in enumerate(self._counter.bit_planes()):
+            sums += _lane_sums(plane.view(np.uint8).reshape(self.slab_rows, self.width), self.d) << weight
+        return sums
 
 
 def column_sums(packed, d):
