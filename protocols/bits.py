@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ._validate import check_array
-from .bitslice import BitSlicedCounter
+from .bitslice import BitSlicedCounter, fold_halves
 from .errors import IncompatibleError
 
 BITORDER = "little"
@@ -88,9 +88,10 @@ class ColumnCounter:
 
     Rows are read as slabs of ~64 KiB that hold a whole number of reports and of 64-bit words,
     added bit-sliced by :class:`protocols.bitslice.BitSlicedCounter` (five word operations per
-    64 bits). Each of its log₂(slabs) bit planes is itself a slab of rows whose column sums,
-    weighted by 2^w, add up to the answer. Rows of a batch after its last whole slab are
-    unpacked. Memory: O(slab · log n), whatever n is. Rows are not validated here.
+    64 bits), which leaves log₂(slabs) bit planes, each a slab of rows. The planes' halves are
+    added bit-sliced (:func:`protocols.bitslice.fold_halves`) down to at most 255 rows, whose
+    column sums, weighted by 2^w, add up to the answer. Rows of a batch after its last whole
+    slab are unpacked. Memory: O(slab · log n), whatever n is. Rows are not validated here.
     """
 
     def __init__(self, d):
@@ -116,9 +117,12 @@ class ColumnCounter:
 
     def counts(self):
         """Number of rows added with bit j set, for j < d (int64)."""
+        planes, rows = [p.view(np.uint8) for p in self._counter.bit_planes()], self.slab_rows
+        while planes and rows % 2 == 0 and rows > _LANE_ROWS:
+            planes, rows = fold_halves(planes), rows // 2
         sums = self._unpacked.copy()
-        for weight, plane in enumerate(self._counter.bit_planes()):
-            sums += _lane_sums(plane.view(np.uint8).reshape(self.slab_rows, self.width), self.d) << weight
+        for weight, plane in enumerate(planes):
+            sums += _lane_sums(plane.reshape(rows, self.width), self.d) << weight
         return sums
 
 

@@ -88,3 +88,25 @@ class BitSlicedCounter:
                 self._add_pair(row, np.zeros(self.words, np.uint64), weight)
             weight += 1
         return list(self._planes)
+
+
+def fold_halves(planes):
+    """Bit planes of the sum of the two halves of a bit-sliced count.
+
+    ``planes`` are equal-length rows (uint8 or uint64) of an even length 2h; plane w holds bit w of
+    a count per position. Returns planes of length h whose count at position i is the count at i
+    plus the count at i + h: a ripple-carry addition, five operations per plane. Not modified.
+    """
+    h = len(planes[0]) // 2
+    out, carry = [], None
+    for plane in planes:
+        a, b = plane[:h], plane[h:]
+        total, next_carry = a ^ b, a & b
+        if carry is not None:
+            next_carry |= total & carry
+            total ^= carry
+        out.append(total)
+        carry = next_carry
+    if carry.any():
+        out.append(carry)
+    return out

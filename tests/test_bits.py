@@ -7,7 +7,7 @@ import pytest
 
 import protocols
 from protocols import bits
-from protocols.bitslice import BitSlicedCounter
+from protocols.bitslice import BitSlicedCounter, fold_halves
 
 
 def reference(packed, d):
@@ -105,3 +105,13 @@ def test_aggregate_batches_validates_every_batch():
     good = mech.privatize(np.arange(100), rng=0)
     with pytest.raises(protocols.LDPError):
         mech.aggregate_batches([good, good[:, :-1]])
+
+
+def test_fold_halves_adds_the_two_halves():
+    rng = np.random.default_rng(8)
+    counts = rng.integers(0, 2 ** 12, size=64)       # a count per position, 64 positions
+    planes = [np.packbits((counts >> w) & 1, bitorder="little") for w in range(12)]
+    folded = fold_halves(planes)
+    value = sum(np.unpackbits(p, bitorder="little").astype(np.int64) << w for w, p in enumerate(folded))
+    np.testing.assert_array_equal(value, counts[:32] + counts[32:])
+    assert len(folded) <= 13
