@@ -1,5 +1,5 @@
 """Time and peak memory of streamed aggregation of 10^6, 10^7 and 10^8 reports, and the same
-aggregation through Dask with 1 and 2 workers.
+aggregation of 10^7 and 10^8 through Dask with 1 and 2 workers.
 
     python benchmarks/scaling.py [--dir /tmp/bfrrce-scaling] [--max-files 100] [--L 256]
 
@@ -72,9 +72,10 @@ def main(argv=None):
         r = run(paths[:count])
         print(f"{r['n']:12,d} {'stream, 1 process':18} {r['seconds']:8.2f} "
               f"{r['n'] / r['seconds']:12,.0f} {r['maxrss_mb']:12.0f}")
-    subset = paths[:min(10, len(paths))]
-    for workers in (1, 2):
-        r = run(subset, workers)
+    for count, workers in ((10, 1), (10, 2), (100, 1), (100, 2)):
+        if count > len(paths):
+            break
+        r = run(paths[:count], workers)
         print(f"{r['n']:12,d} {f'dask, {workers} worker(s)':18} {r['seconds']:8.2f} "
               f"{r['n'] / r['seconds']:12,.0f} {'(client)':>12}")
 
