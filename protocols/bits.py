@@ -106,9 +106,7 @@ class ColumnCounter:
         """Add the rows of a uint8 array (n, ceil(d/8))."""
         packed = np.ascontiguousarray(packed)
         slabs = len(packed) // self.slab_rows
-        whole = slabs * self.slab_rows
-        if slabs < 2:
-            whole = 0
+        whole = slabs * self.slab_rows if slabs >= 2 else 0     # for one slab, unpacking is as fast
         words = packed[:whole].reshape(-1, self.slab_rows * self.width).view(np.uint64)
         for start in range(0, len(words), _ALIGN_ROWS):
             rows = words[start:start + _ALIGN_ROWS]

@@ -4,7 +4,7 @@ Counting, for every bit position, the rows that have it set by unpacking bits to
 8 bytes per packed byte. Here rows of 64-bit words are added with full adders applied bitwise
 (64 positions per machine operation), so each packed byte is read once and the running counts
 stay bit-sliced: plane w holds bit w of the count of every position, and a carry of weight 2^w
-may wait in ``pending[w]`` for a partner.
+may wait in a pending row for a partner.
 
 A full adder on rows a, b, c returns the sum a ⊕ b ⊕ c and the carry maj(a, b, c) =
 (a ∧ b) ∨ (c ∧ (a ⊕ b)): five word operations. Rows are added in pairs into plane 0; two
