@@ -110,3 +110,24 @@ def test_streaming_reader_refuses_bad_files(data):
         except LDPError:
             return
     assert data == VALID_REPORTS and agg.n == 5
+
+
+@FUZZ
+@given(st.integers(1, 130), st.integers(0, 700), st.sampled_from([8, 64, 200]),
+       st.sampled_from([1, 2, 255]), st.data())
+def test_bit_sliced_column_sums_equal_unpacking(d, n, slab_bytes, lane_rows, data):
+    """Small slabs and lane chunks, so that many planes, carries, folds of halves and tails are
+    exercised on little data."""
+    from unittest import mock
+
+    from protocols import bits
+    rng = np.random.default_rng(n * 131 + d)
+    packed = bits.pack(rng.random((n, d)) < data.draw(st.floats(0, 1)))
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=4)))
+    with mock.patch.object(bits, "_SLAB_BYTES", slab_bytes), mock.patch.object(bits, "_LANE_ROWS", lane_rows):
+        counter = bits.ColumnCounter(d)
+        for part in np.split(packed, cuts):
+            counter.add(part)
+        got = counter.counts()
+    expected = np.unpackbits(packed, axis=1, count=d, bitorder="little").sum(axis=0)
+    np.testing.assert_array_equal(got, expected)
