@@ -14,8 +14,7 @@ import numpy as np
 
 from protocols._validate import check_epsilon
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
-from protocols import bits
-from protocols.randomness import generator, randomized_response_bits, source
+from protocols.randomness import generator, randomized_response_packed, source
 from protocols.ue import UnaryEncoding, bit_vector_distribution, simulate_column_sums
 
 from . import estimate as est
@@ -114,8 +113,7 @@ class BFRRCE:
         if self.unit != "item":
             raise LDPValueError("privatize_sets needs unit='item' (a set can differ in many bits)")
         filters = self.bloom.set_bits(sets)
-        noisy = randomized_response_bits(source(rng), filters.shape, np.nonzero(filters), self.p, self.q)
-        return bits.pack(noisy)
+        return randomized_response_packed(source(rng), filters.shape, np.nonzero(filters), self.p, self.q)
 
     def output_distribution(self, value):
         """Exact Pr[report | value] over all 2^L reports (small L only), for privacy audits."""

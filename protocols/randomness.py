@@ -20,6 +20,7 @@ import os
 
 import numpy as np
 
+from . import bits
 from .errors import LDPTypeError
 
 
@@ -121,6 +122,7 @@ def bernoulli(src, p, size):
 
 
 SPARSE_BELOW = 1 / 16
+_PACK_CHUNK_BITS = 1 << 23         # bits perturbed per chunk before packing (8 MiB of bools)
 
 
 def sparse_bernoulli(src, p, size):
@@ -168,6 +170,27 @@ def randomized_response_bits(src, bits_shape, ones, p, q):
     sampler = sparse_bernoulli if q < SPARSE_BELOW else bernoulli
     out = sampler(src, q, n * d).reshape(n, d)
     out[ones] = bernoulli(src, p, np.size(ones[0]))
+    return out
+
+
+def randomized_response_packed(src, bits_shape, ones, p, q):
+    """:func:`randomized_response_bits`, returned packed (uint8 rows, little-endian bit order).
+
+    ``ones`` must be sorted by row (as ``numpy.nonzero`` gives). Rows are perturbed and packed
+    ~2^23 bits at a time, so the memory beyond the packed output is O(1) in n (one bool per bit
+    of a chunk, not of the whole batch).
+    """
+    n, d = bits_shape
+    rows, cols = (np.asarray(index) for index in ones)
+    out = np.empty((n, bits.nbytes(d)), dtype=np.uint8)
+    step = max(1, _PACK_CHUNK_BITS // max(d, 1))
+    starts = np.arange(0, n + step, step)
+    bounds = np.searchsorted(rows, starts)
+    for i, start in enumerate(starts[:-1]):
+        stop = min(start + step, n)
+        lo, hi = bounds[i], bounds[i + 1]
+        noisy = randomized_response_bits(src, (stop - start, d), (rows[lo:hi] - start, cols[lo:hi]), p, q)
+        out[start:stop] = bits.pack(noisy)
     return out
 
 

@@ -35,7 +35,7 @@ from ._validate import check_array, check_int, check_probability, check_range
 from .base import FrequencyOracle, SupportCounts, log_ratio
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys, murmur3_fixed
-from .randomness import randomized_response_bits, source
+from .randomness import randomized_response_packed, source
 from .ue import bit_vector_distribution, debias_counts
 
 
@@ -174,8 +174,8 @@ class RAPPOR(FrequencyOracle):
             raise LDPTypeError(f"secrets must be {n} integers, got {secrets.dtype} {secrets.shape}")
         cohorts = self.cohort_of(secrets)
         permanent = self._permanent(values, secrets, self.filter_positions(values, cohorts))
-        noisy = randomized_response_bits(src, permanent.shape, np.nonzero(permanent), self.q, self.p)
-        return RapporReports(cohorts, bits.pack(noisy))
+        return RapporReports(cohorts, randomized_response_packed(src, permanent.shape, np.nonzero(permanent),
+                                                                 self.q, self.p))
 
     def encode(self, values):
         raise LDPTypeError("RAPPOR encodes inside privatize(values, secrets=...)")

@@ -18,7 +18,7 @@ from . import bits
 from ._validate import check_epsilon, check_int, check_probability, check_values
 from .base import FrequencyOracle, SupportCounts, check_counts, log_ratio
 from .errors import LDPValueError
-from .randomness import generator, randomized_response_bits, source
+from .randomness import generator, randomized_response_packed, source
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,9 +68,8 @@ class UnaryEncoding(FrequencyOracle):
         positions = np.asarray(positions, dtype=np.int64)
         n = positions.shape[0]
         rows = np.repeat(np.arange(n), positions.shape[1])
-        noisy = randomized_response_bits(source(rng), (n, width), (rows, positions.ravel()),
-                                         self.p, self.q)
-        return bits.pack(noisy)
+        return randomized_response_packed(source(rng), (n, width), (rows, positions.ravel()),
+                                          self.p, self.q)
 
     def check_reports(self, reports):
         return bits.check_packed(reports, self.d)

@@ -115,3 +115,19 @@ def test_fold_halves_adds_the_two_halves():
     value = sum(np.unpackbits(p, bitorder="little").astype(np.int64) << w for w, p in enumerate(folded))
     np.testing.assert_array_equal(value, counts[:32] + counts[32:])
     assert len(folded) <= 13
+
+
+@pytest.mark.parametrize("chunk_bits", [1, 13, 64, 1 << 23])
+def test_randomized_response_packed_keeps_rows_aligned_across_chunks(chunk_bits):
+    from unittest import mock
+
+    from protocols import randomness
+    rng = np.random.default_rng(9)
+    n, d = 50, 21
+    ones = rng.random((n, d)) < 0.3
+    ones[7] = False                                   # a row without ones
+    with mock.patch.object(randomness, "_PACK_CHUNK_BITS", chunk_bits):
+        kept = randomness.randomized_response_packed(rng, (n, d), np.nonzero(ones), 1.0, 0.0)
+        flipped = randomness.randomized_response_packed(rng, (n, d), np.nonzero(ones), 0.0, 1.0)
+    np.testing.assert_array_equal(kept, bits.pack(ones))
+    np.testing.assert_array_equal(flipped, bits.pack(~ones))
