@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from protocols._validate import check_int
 from protocols.errors import LDPValueError
 
 from .aggregate import ColumnSums
@@ -37,6 +38,7 @@ def aggregate_parquet(path, mechanism, column="report", chunk_rows=1 << 16):
     if mechanism is None:
         raise LDPValueError("Parquet report files carry no parameters: pass the mechanism")
     import pyarrow.parquet as pq
+    chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
     width = (mechanism.L + 7) // 8
 
     def chunks():

@@ -32,6 +32,7 @@ import zlib
 
 import numpy as np
 
+from protocols._validate import check_int
 from protocols.errors import IncompatibleError, LDPError, LDPTypeError
 
 from .perturb import PrivacyWarning
@@ -118,8 +119,10 @@ def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16):
 
     The checksum covers the whole file, so it is checked after the last chunk: a caller must
     treat the chunks as tentative until the generator finishes without raising (as
-    :func:`bfrrce.stream.aggregate_file` does).
+    :func:`bfrrce.stream.aggregate_file` does). Every chunk is a view of one buffer that the
+    next chunk overwrites: copy a chunk to keep it.
     """
+    chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
     with open(path, "rb") as fh:
         prefix = fh.read(15)
         if len(prefix) < 15:
@@ -132,15 +135,15 @@ def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16):
             raise FormatError(f"{path}: report file without a batch identifier")
         width = (mech.L + 7) // 8
         crc = zlib.crc32(prefix)
+        buffer = np.empty((min(chunk_rows, n), width), dtype=np.uint8)
         remaining = n
         while remaining:
-            rows = min(chunk_rows, remaining)
-            raw = fh.read(rows * width)
-            if len(raw) != rows * width:
+            chunk = buffer[:min(chunk_rows, remaining)]
+            if fh.readinto(chunk) != chunk.nbytes:
                 raise FormatError(f"{path}: truncated after {n - remaining} of {n} reports")
-            crc = zlib.crc32(raw, crc)
-            remaining -= rows
-            yield mech, batch, np.frombuffer(raw, dtype=np.uint8).reshape(rows, width)
+            crc = zlib.crc32(chunk, crc)
+            remaining -= len(chunk)
+            yield mech, batch, chunk
         tail = fh.read()
         if len(tail) != 4 or struct.unpack("<I", tail)[0] != crc:
             raise FormatError(f"{path}: checksum mismatch: the file is corrupted or truncated")

@@ -68,3 +68,17 @@ def test_dask_local_cluster_equals_single_process(report_files):
         agg = aggregate_files_dask(paths, client=client, split_every=2)
     assert agg.n == whole.n and np.array_equal(agg.counts, whole.counts)
     assert agg == aggregate_files(paths)
+
+
+def test_streamed_bit_sliced_chunks_reuse_one_buffer(tmp_path):
+    """Chunks of 3 slabs + 5 rows: a slab waits in the counter across chunks, whose buffer the
+    reader overwrites; the sums must still equal the in-memory ones."""
+    mech = BFRRCE(epsilon=2.0, L=64, l=1)            # 8-byte reports: 8192 per 64 KiB slab
+    reports = mech.privatize(np.arange(100_000) % 5000, rng=1)
+    path = tmp_path / "big.bfr"
+    path.write_bytes(dump_reports(mech, reports))
+    streamed = aggregate_file(path, chunk_rows=3 * 8192 + 5)
+    assert streamed.n == len(reports)
+    np.testing.assert_array_equal(streamed.counts, mech.aggregate(reports).counts)
+    with pytest.raises(ValueError):
+        aggregate_file(path, chunk_rows=0)
