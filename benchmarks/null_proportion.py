@@ -1,12 +1,15 @@
-"""Why the fill estimator tunes its Fourier kernel: AARE of null-proportion estimators.
+"""Why the fill estimator tunes its Fourier kernel as it does: AARE of null-proportion estimators.
 
     python benchmarks/null_proportion.py [--runs 100]
 
-Synthetic setting (n = 10,000 users, D = 122 values, equal frequencies), optimized perturbation,
-l = 1. Each estimator gives the fraction π̂₀ of empty columns, inverted to D̂ = ln π̂₀ / ln(1 − 1/L):
-Fourier with a fixed kernel width γ·σ_c in {1, 2}, the two-step tuned width of
-:func:`bfrrce.estimate.null_proportion`, and Storey's thresholded count (2002) with the exact
-binomial null, π̂₀ = #{c_j <= τ} / (L·F₀(τ)) at τ = nq + σ_c.
+Equal frequencies, optimized perturbation, l = 1, values drawn from 1..1000 per run. Each
+estimator gives the fraction π̂₀ of empty columns, inverted to D̂ = ln π̂₀ / ln(1 − 1/L): Fourier
+with a fixed kernel width γ·σ_c in {1, 2}; the width tuned to the signal of one value
+(:func:`bfrrce.estimate.null_proportion`); the width tuned to the mean signal of the occupied
+columns (the package's previous rule, which collisions bias: see the n = 10^6 rows); and Storey's
+thresholded count (2002) with the exact binomial null, π̂₀ = #{c_j <= τ} / (L·F₀(τ)) at
+τ = nq + σ_c. Rows: the paper's setting (n = 10,000, D = 122) and a high-signal setting with
+many collisions (n = 10^6, ε = 4, L = 1024, D up to 0.8·L).
 """
 
 import argparse
@@ -28,37 +31,49 @@ def binomial_cdf(x, n, q):
     return float(np.exp(logs).sum())
 
 
-def estimators(n, q):
+def mean_tuned(c, n, q):
+    """The previous rule: γ = 2π / (mean signal of the occupied columns)."""
+    sigma = math.sqrt(n * q * (1 - q))
+    occupied = max(c.size * (1 - fourier_psi(c, n, q, min(2 / sigma, math.pi)).mean()), 1.0)
+    signal = max(np.sum(c - n * q) / occupied, 1e-12)
+    g = min(max(2 * math.pi * sigma / signal, 0.5), 3.0)
+    return fourier_psi(c, n, q, min(g / sigma, math.pi)).mean()
+
+
+def estimators(n, q, L):
     sigma = math.sqrt(n * q * (1 - q))
     tau = math.floor(n * q + sigma)
     f0 = binomial_cdf(tau, n, q)
     return {
         "fourier g=1": lambda c: fourier_psi(c, n, q, min(1 / sigma, math.pi)).mean(),
         "fourier g=2": lambda c: fourier_psi(c, n, q, min(2 / sigma, math.pi)).mean(),
-        "fourier tuned": lambda c: null_proportion(c, n, 0.5, q)[0],
+        "tuned/value": lambda c: null_proportion(c, n, q, lambda pi: _fill_inverse(pi, L, 1))[0],
+        "tuned/mean": lambda c: mean_tuned(c, n, q),
         "storey": lambda c: np.mean(c <= tau) / f0,
     }
+
+
+SETTINGS = ([(10_000, 122, L, eps) for L in (256, 1024) for eps in (2.0, 4.0, 8.0)]
+            + [(1_000_000, D, 1024, 4.0) for D in (300, 500, 800)])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=100)
     args = ap.parse_args(argv)
-    n, D = 10_000, 122
-    counts = np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
-    print(f"{'L':>5} {'eps':>4} " + " ".join(f"{name:>14}" for name in estimators(n, 0.1)))
-    for L in (256, 1024):
-        for eps in (2.0, 4.0, 8.0):
-            mech = BFRRCE(epsilon=eps, L=L)
-            methods = estimators(n, mech.q)
-            errors = {name: [] for name in methods}
-            for run in range(args.runs):
-                rng = np.random.default_rng([run, L, int(eps)])
-                agg = mech.simulate(rng.choice(np.arange(1, 1001), D, replace=False), rng=rng,
-                                    counts=counts)
-                for name, fn in methods.items():
-                    errors[name].append(abs(_fill_inverse(fn(agg.counts), L, 1) - D) / D)
-            print(f"{L:5d} {eps:4g} " + " ".join(f"{np.mean(e):14.3f}" for e in errors.values()))
+    names = list(estimators(10, 0.1, 2))
+    print(f"{'n':>9} {'D':>4} {'L':>5} {'eps':>4} " + " ".join(f"{name:>12}" for name in names))
+    for n, D, L, eps in SETTINGS:
+        counts = np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
+        mech = BFRRCE(epsilon=eps, L=L)
+        methods = estimators(n, mech.q, L)
+        errors = {name: [] for name in methods}
+        for run in range(args.runs):
+            rng = np.random.default_rng([run, L, int(eps)])
+            agg = mech.simulate(rng.choice(np.arange(1, 1001), D, replace=False), rng=rng, counts=counts)
+            for name, fn in methods.items():
+                errors[name].append(abs(_fill_inverse(fn(agg.counts), L, 1) - D) / D)
+        print(f"{n:9d} {D:4d} {L:5d} {eps:4g} " + " ".join(f"{np.mean(e):12.3f}" for e in errors.values()))
 
 
 if __name__ == "__main__":
