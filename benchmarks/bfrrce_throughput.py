@@ -11,25 +11,15 @@ Medians of ``--repeats`` runs.
 """
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._common import median_time  # noqa: E402
 from bfrrce import BFRRCE  # noqa: E402
 from protocols.bits import _lane_sums  # noqa: E402
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def bandwidth(repeats):

@@ -7,15 +7,14 @@ client throughput with the OS CSPRNG (rng=None, what deployments use), and the r
 measured mean squared error over the d values to the analytic variance (1 is right).
 """
 
-import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._common import timed, workload_parser  # noqa: E402
 from protocols import (BLH, GRR, OLH, OUE, SHE, SUE, THE, HadamardResponse,  # noqa: E402
                        SubsetSelection)
 
@@ -23,19 +22,8 @@ MECHANISMS = {"GRR": GRR, "SUE": SUE, "OUE": OUE, "SHE": SHE, "THE": THE, "BLH":
               "OLH": OLH, "SS": SubsetSelection, "HR": HadamardResponse}
 
 
-def timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=100_000)
-    ap.add_argument("--d", type=int, default=1024)
-    ap.add_argument("--epsilon", type=float, default=1.0)
-    ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args(argv)
+    args = workload_parser(__doc__).parse_args(argv)
     rng = np.random.default_rng(0)
     values = rng.integers(0, args.d, args.n)
     truth = np.bincount(values, minlength=args.d)

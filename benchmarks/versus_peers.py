@@ -11,15 +11,14 @@ for every repeat) and the medians are printed with the ratio ours / peer. Missin
 skipped. pure-ldp maps values 1..d by default (its index mapper), so it gets value + 1.
 """
 
-import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._common import timed, workload_parser  # noqa: E402
 import protocols  # noqa: E402
 
 
@@ -89,19 +88,9 @@ PEERS = {"pure-ldp": pure_ldp, "multi-freq-ldpy": multi_freq, "ldp-toolbox": ldp
 MECHANISMS = ("GRR", "SUE", "OUE", "OLH", "THE", "HR", "SS")
 
 
-def timed(fn, arg):
-    start = time.perf_counter()
-    out = fn(arg)
-    return out, time.perf_counter() - start
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=100_000)
+    ap = workload_parser(__doc__)
     ap.add_argument("--peer-n", type=int, default=2_000)
-    ap.add_argument("--d", type=int, default=1024)
-    ap.add_argument("--epsilon", type=float, default=1.0)
-    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     values = np.random.default_rng(0).integers(0, args.d, args.n)
     print(f"d={args.d} epsilon={args.epsilon}; ours on n={args.n}, peers on n={args.peer_n}; "

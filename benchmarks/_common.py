@@ -1,0 +1,27 @@
+"""Timing and argument helpers shared by the benchmark scripts."""
+
+import argparse
+import statistics
+import time
+
+
+def timed(fn, *args):
+    """(fn(*args), seconds it took)."""
+    start = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - start
+
+
+def median_time(fn, repeats):
+    """Median wall time of ``repeats`` calls of fn()."""
+    return statistics.median(timed(fn)[1] for _ in range(repeats))
+
+
+def workload_parser(doc, repeats=3):
+    """Parser with the frequency-oracle workload options: --n, --d, --epsilon, --repeats."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--d", type=int, default=1024)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--repeats", type=int, default=repeats)
+    return ap
