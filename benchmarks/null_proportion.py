@@ -6,10 +6,11 @@ Equal frequencies, optimized perturbation, l = 1, values drawn from 1..1000 per 
 estimator gives the fraction π̂₀ of empty columns, inverted to D̂ = ln π̂₀ / ln(1 − 1/L): Fourier
 with a fixed kernel width γ·σ_c in {1, 2}; the width tuned to the signal of one value
 (:func:`bfrrce.estimate.null_proportion`); the width tuned to the mean signal of the occupied
-columns (the package's previous rule, which collisions bias: see the n = 10^6 rows); and Storey's
+columns (the package's previous rule, which collisions bias: see the n = 10^6 rows); Storey's
 thresholded count (2002) with the exact binomial null, π̂₀ = #{c_j <= τ} / (L·F₀(τ)) at
-τ = nq + σ_c. Rows: the paper's setting (n = 10,000, D = 122) and a high-signal setting with
-many collisions (n = 10^6, ε = 4, L = 1024, D up to 0.8·L).
+τ = nq + σ_c; and ``auto``, the package's choice between the two by the pilot's signal-to-noise
+ratio. Rows: the paper's setting (n = 10,000, D = 122), a high-signal setting with many
+collisions (n = 10^6, ε = 4, L = 1024, D up to 0.8·L), and n = 10^5 at ε = 2 and 3.
 """
 
 import argparse
@@ -24,13 +25,6 @@ from bfrrce import BFRRCE  # noqa: E402
 from bfrrce.estimate import _fill_inverse, fourier_psi, null_proportion  # noqa: E402
 
 
-def binomial_cdf(x, n, q):
-    k = np.arange(int(x) + 1)
-    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
-    logs = log_fact[n] - log_fact[k] - log_fact[n - k] + k * math.log(q) + (n - k) * math.log1p(-q)
-    return float(np.exp(logs).sum())
-
-
 def mean_tuned(c, n, q):
     """The previous rule: γ = 2π / (mean signal of the occupied columns)."""
     sigma = math.sqrt(n * q * (1 - q))
@@ -42,19 +36,23 @@ def mean_tuned(c, n, q):
 
 def estimators(n, q, L):
     sigma = math.sqrt(n * q * (1 - q))
-    tau = math.floor(n * q + sigma)
-    f0 = binomial_cdf(tau, n, q)
+
+    def package(method):
+        return lambda c: null_proportion(c, n, q, lambda pi: _fill_inverse(pi, L, 1), method)[0]
+
     return {
         "fourier g=1": lambda c: fourier_psi(c, n, q, min(1 / sigma, math.pi)).mean(),
         "fourier g=2": lambda c: fourier_psi(c, n, q, min(2 / sigma, math.pi)).mean(),
-        "tuned/value": lambda c: null_proportion(c, n, q, lambda pi: _fill_inverse(pi, L, 1))[0],
+        "tuned/value": package("fourier"),
         "tuned/mean": lambda c: mean_tuned(c, n, q),
-        "storey": lambda c: np.mean(c <= tau) / f0,
+        "storey": package("storey"),
+        "auto": package("auto"),
     }
 
 
 SETTINGS = ([(10_000, 122, L, eps) for L in (256, 1024) for eps in (2.0, 4.0, 8.0)]
-            + [(1_000_000, D, 1024, 4.0) for D in (300, 500, 800)])
+            + [(1_000_000, D, 1024, 4.0) for D in (300, 500, 800)]
+            + [(100_000, 122, 1024, eps) for eps in (2.0, 3.0)])
 
 
 def main(argv=None):

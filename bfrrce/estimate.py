@@ -10,18 +10,24 @@ Methods
 ``fill`` (domain-free)
     Estimate the fraction π₀ of columns no user touched, then invert the fill ratio
     (Whang et al. 1990; Swamidass & Baldi 2007): D̂ = ln π̂₀ / (l·ln(1 − 1/L)).
-    π₀ uses the Fourier null-proportion estimator of Jin & Cai (JASA 2007), here with the exact
-    null law of a column sum, c ~ Binomial(n, q):
+    π̂₀ comes from one of two null-proportion estimators, both with the exact null law of a
+    column sum, c ~ Binomial(n, q), chosen by the signal-to-noise ratio of one value that a pilot
+    estimate gives (:func:`null_proportion`):
+
+    * below ``STOREY_BELOW`` = 4.5, Storey's (2002) thresholded count
+      π̂₀ = #{c_j <= τ} / (L·F₀(τ)), τ = ⌊nq + σ_c⌋, F₀ the exact binomial CDF;
+    * above, the Fourier estimator of Jin & Cai (JASA 2007),
         ψ(c) = ∫ w(ξ) Re[e^{iξ(c − nq)} / φ₀(ξ)] dξ,   φ₀(ξ) = E₀[e^{iξ(c − nq)}],
-    with w the triangular (Fejér) weight on [−γ, γ]. E[ψ] = 1 exactly on an empty column and
-    tends to 0 on a column whose t_j is large against the noise, so π̂₀ = mean ψ; its standard
-    error is the sample standard deviation of ψ over columns / √L (a linear statistic).
-    γ is tuned to the signal of one value in two steps (:func:`null_proportion`). Measured
-    (``python benchmarks/null_proportion.py``): on the paper's synthetic setting it has the
-    lowest error at ε = 8 and stays within 1.5× of the best alternative at ε <= 4 (Storey's
-    thresholded count, 2002, which is 1.7-4× worse at ε = 8); with many collisions (n = 10^6,
-    D = 0.8·L) its error is 3.6% where tuning to the mean signal gives 12.9%; fixed widths lose
-    by up to 6× at one end or the other.
+      with w the triangular (Fejér) weight on [−γ, γ] and γ tuned to one value's signal.
+      E[ψ] = 1 exactly on an empty column and tends to 0 on a column whose t_j is large against
+      the noise, so π̂₀ = mean ψ, with standard error sd(ψ)/√L (a linear statistic).
+
+    Measured (``python benchmarks/null_proportion.py``, AARE): Storey's count is best when a
+    value's signal is about 3σ_c (n = 10^4, ε = 4: 0.071 and 0.090 at L = 256 and 1024, against
+    0.099 and 0.133 for the Fourier estimator), the Fourier estimator when it is 5σ_c or more
+    (ε = 8: 0.036 and 0.021, against 0.060 and 0.086; n = 10^6, D = 0.5·L: 0.025 against 0.039).
+    The choice follows the better one in every row of that table to within 0.004, except at
+    n = 10^4, ε = 2, where values are below the detection limit and neither estimator sees them.
 ``corrected`` (candidates known)
     The same null-proportion estimate on the columns the candidates touch, inverted with the
     candidates' exact column multiplicities m_j: E[#empty] = Σ_j (1 − D/M)^{m_j}, which corrects
@@ -47,6 +53,7 @@ from protocols.errors import LDPValueError
 _NORMAL = NormalDist()
 PILOT_GAMMA = 2.0              # γ·σ_c of the pilot estimate, σ_c the null count sd
 GAMMA_RANGE = (0.5, 3.0)
+STOREY_BELOW = 4.5             # per-value signal-to-noise below which Storey's count is used
 DETECTION_ALPHA = 0.05
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
 
@@ -108,25 +115,64 @@ def fourier_psi(counts, n, q, gamma, points=129):
     return np.trapezoid(integrand, xi, axis=1)
 
 
-def null_proportion(counts, n, q, balls):
-    """Fourier estimate of the fraction of columns with t_j = 0; returns (π̂₀, se, γ·σ_c).
+def binomial_cdf(k, n, q):
+    """Pr[Binomial(n, q) <= k], exact to float precision for any n.
+
+    The pmf at k comes from log-gammas; the terms below it from the ratio
+    pmf(j − 1)/pmf(j) = j(1 − q)/((n − j + 1)q), summed over 60σ + 60 terms (beyond, they vanish).
+    """
+    k, n = int(k), int(n)
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    log_pmf_k = (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                 + k * math.log(q) + (n - k) * math.log1p(-q))
+    j = np.arange(k, max(k - int(60 * math.sqrt(n * q * (1 - q)) + 60), 0), -1, dtype=float)
+    steps = np.log(j) - np.log(n - j + 1) + math.log((1 - q) / q)
+    logs = log_pmf_k + np.concatenate([[0.0], np.cumsum(steps)])
+    return min(float(np.exp(logs).sum()), 1.0)
+
+
+def storey_null_proportion(counts, n, q):
+    """Storey's (2002) estimate π̂₀ = #{c_j <= τ} / (L·F₀(τ)) at τ = ⌊nq + σ_c⌋, F₀ the exact
+    Binomial(n, q) CDF of an empty column; se from the binomial variance of the count."""
+    counts = np.asarray(counts, dtype=float)
+    tau = math.floor(n * q + math.sqrt(n * q * (1 - q)))
+    f0 = binomial_cdf(tau, n, q)
+    below = min(max(np.mean(counts <= tau), 1 / counts.size), 1 - 1 / counts.size)
+    return np.mean(counts <= tau) / f0, math.sqrt(below * (1 - below) / counts.size) / f0
+
+
+def null_proportion(counts, n, q, balls, method="auto"):
+    """Estimate of the fraction of columns with t_j = 0; returns (π̂₀, se, details).
 
     ``balls(π₀)`` is the number of (value, hash) pairs that the columns hold when a fraction π₀
-    of them is empty (l·D̂ by the caller's inversion). The kernel's resolution is tuned to the
-    signal of one value: a column holding signal μ (in counts) has E[ψ] ≈ sinc²(γμ/2), zero at
-    γμ = 2πk. A pilot estimate at γ·σ_c = 2 gives the signal per value μ₁ = Σ_j (c_j − nq) /
-    balls(π̂₀); the final γ is 2π/μ₁, so that columns where k values collide (signal ≈ kμ₁) are
-    zeros of the kernel too, with γ·σ_c kept in [1/2, 3] (below, no gain; above, the variance
-    explodes). Tuning to the mean signal of the occupied columns instead falls between the
-    multiples and leaves side-lobe bias: −17% at D/L = 0.8 (``python benchmarks/null_proportion.py``).
+    of them is empty (l·D̂ by the caller's inversion). A pilot Fourier estimate at γ·σ_c = 2
+    gives the signal of one value, μ₁ = Σ_j (c_j − nq) / balls(π̂₀), in units of σ_c (the
+    signal-to-noise ratio). ``method="auto"`` uses Storey's count below a ratio of
+    ``STOREY_BELOW`` and the tuned Fourier estimator above (measured crossover between 3.0 and
+    5.5, ``python benchmarks/null_proportion.py``).
+
+    Fourier: the kernel's resolution is tuned to one value's signal. A column holding signal μ
+    has E[ψ] ≈ sinc²(γμ/2), zero at γμ = 2πk, so γ = 2π/μ₁ also zeroes the columns where k values
+    collide (signal ≈ kμ₁), with γ·σ_c kept in [1/2, 3] (below, no gain; above, the variance
+    explodes). Tuning to the mean signal of the occupied columns falls between the multiples and
+    leaves side-lobe bias: −17% at D/L = 0.8 (same benchmark).
     """
+    if method not in ("auto", "fourier", "storey"):
+        raise LDPValueError(f"method must be 'auto', 'fourier' or 'storey', got {method!r}")
     counts = np.asarray(counts, dtype=float)
     sigma = math.sqrt(n * q * (1 - q))
-    psi = fourier_psi(counts, n, q, min(PILOT_GAMMA / sigma, math.pi))
-    per_value = max(np.sum(counts - n * q) / max(balls(psi.mean()), 1.0), 1e-12)
-    g = min(max(2 * math.pi * sigma / per_value, GAMMA_RANGE[0]), GAMMA_RANGE[1])
+    pilot = fourier_psi(counts, n, q, min(PILOT_GAMMA / sigma, math.pi)).mean()
+    snr = max(np.sum(counts - n * q) / max(balls(pilot), 1.0), 1e-12) / sigma
+    if method == "storey" or (method == "auto" and snr < STOREY_BELOW):
+        pi0, se = storey_null_proportion(counts, n, q)
+        return pi0, se, {"null_estimator": "storey", "signal_to_noise": snr}
+    g = min(max(2 * math.pi / snr, GAMMA_RANGE[0]), GAMMA_RANGE[1])
     psi = fourier_psi(counts, n, q, min(g / sigma, math.pi))
-    return psi.mean(), psi.std(ddof=1) / math.sqrt(psi.size), g
+    return (psi.mean(), psi.std(ddof=1) / math.sqrt(psi.size),
+            {"null_estimator": "fourier", "signal_to_noise": snr, "gamma_sigma": g})
 
 
 def _fill_inverse(pi0, L, l):
@@ -137,13 +183,12 @@ def _fill_inverse(pi0, L, l):
 
 def estimate_fill(debiased, counts, p, q, L, l, confidence):
     n = debiased.n
-    pi0, se, g = null_proportion(counts, n, q, lambda pi: l * _fill_inverse(pi, L, l))
+    pi0, se, null = null_proportion(counts, n, q, lambda pi: l * _fill_inverse(pi, L, l))
     z = _z(confidence)
     value = _fill_inverse(pi0, L, l)
     lo, hi = _fill_inverse(pi0 + z * se, L, l), _fill_inverse(pi0 - z * se, L, l)
     slope = 1 / (max(pi0, 0.5 / L) * l * -math.log1p(-1 / L))
-    details = {"pi0": pi0, "pi0_stderr": se, "gamma_sigma": g,
-               "saturated": pi0 < SATURATED_BELOW}
+    details = {"pi0": pi0, "pi0_stderr": se, **null, "saturated": pi0 < SATURATED_BELOW}
     return value, se * slope, (lo, hi), details
 
 
@@ -171,14 +216,15 @@ def estimate_corrected(debiased, counts, p, q, multiplicity, n_candidates, confi
     def count(pi):
         return n_candidates * _solve_candidates(pi * size, m)
 
-    pi0, se, g = null_proportion(np.asarray(counts)[touched], n, q,
-                                 lambda pi: columns_per_candidate * count(pi))
+    pi0, se, null = null_proportion(np.asarray(counts)[touched], n, q,
+                                    lambda pi: columns_per_candidate * count(pi))
     z = _z(confidence)
     value = count(pi0)
     lo, hi = count(min(pi0 + z * se, 1.0)), count(max(pi0 - z * se, 0.0))
     x = value / n_candidates
     slope = n_candidates * size / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
-    details = {"pi0": pi0, "pi0_stderr": se, "gamma_sigma": g, "columns": size}
+    details = {"pi0": pi0, "pi0_stderr": se, **null, "columns": size,
+               "saturated": pi0 < SATURATED_BELOW}
     return value, se * slope, (lo, hi), details
 
 
