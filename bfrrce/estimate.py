@@ -181,7 +181,7 @@ def _fill_inverse(pi0, L, l):
     return math.log(pi0) / (l * math.log1p(-1 / L))
 
 
-def estimate_fill(debiased, counts, p, q, L, l, confidence):
+def estimate_fill(debiased, counts, q, L, l, confidence):
     n = debiased.n
     pi0, se, null = null_proportion(counts, n, q, lambda pi: l * _fill_inverse(pi, L, l))
     z = _z(confidence)
@@ -206,7 +206,7 @@ def _solve_candidates(empty, multiplicity):
     return (lo + hi) / 2
 
 
-def estimate_corrected(debiased, counts, p, q, multiplicity, n_candidates, confidence):
+def estimate_corrected(debiased, counts, q, multiplicity, n_candidates, confidence):
     n = debiased.n
     touched = multiplicity > 0
     size = int(touched.sum())

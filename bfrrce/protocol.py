@@ -197,8 +197,7 @@ class BFRRCE:
         deb = debias(agg.counts, agg.n, self.p, self.q)
         details = {}
         if method == "fill":
-            value, se, ci, details = est.estimate_fill(deb, agg.counts, self.p, self.q, self.L, self.l,
-                                                       confidence)
+            value, se, ci, details = est.estimate_fill(deb, agg.counts, self.q, self.L, self.l, confidence)
         else:
             if candidates is None or len(candidates) == 0:
                 raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
@@ -208,7 +207,7 @@ class BFRRCE:
             else:
                 mult = self.bloom.column_counts(positions)
                 value, se, ci, details = est.estimate_corrected(
-                    deb, agg.counts, self.p, self.q, mult, len(candidates), confidence)
+                    deb, agg.counts, self.q, mult, len(candidates), confidence)
                 details["detected"] = est.detected_candidates(deb, positions, alpha)
         params = dict(self.parameters, n=agg.n)
         return est.CardinalityEstimate(float(value), float(se), tuple(map(float, ci)), confidence,
