@@ -90,7 +90,9 @@ class CardinalityEstimate:
         limit = ", ".join(f"{int(100 * k)}%: {v:,.0f} users" for k, v in self.detection_limit.items())
         params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
         text = (f"distinct values ≈ {self.value:,.1f} ± {self.stderr:,.1f} "
-                f"({100 * self.confidence:g}% CI {lo:,.1f} – {hi:,.1f}) [{self.method}]\n"
+                f"({100 * self.confidence:g}% CI {lo:,.1f} – {hi:,.1f}) [{self.method}"
+                + (f", {self.details['null_estimator']}" if "null_estimator" in self.details else "")
+                + "]\n"
                 f"detection limit: {limit}; values held by fewer users are not counted\n"
                 f"parameters: {params}")
         if self.details.get("saturated"):

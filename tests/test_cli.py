@@ -47,7 +47,7 @@ def test_estimate_on_a_file(tmp_path):
     cands.write_text("".join(f"v{i}\n" for i in range(20)))
     code, out, _ = run(["estimate", str(path), "--column", "value", "--epsilon", "8",
                         "--candidates", str(cands), "--seed", "1", "--L", "64"])
-    assert code == 0 and "[corrected]" in out
+    assert code == 0 and "[corrected, " in out
 
 
 @pytest.mark.parametrize("argv, message", [
