@@ -142,8 +142,9 @@ def storey_null_proportion(counts, n, q):
     counts = np.asarray(counts, dtype=float)
     tau = math.floor(n * q + math.sqrt(n * q * (1 - q)))
     f0 = binomial_cdf(tau, n, q)
-    below = min(max(np.mean(counts <= tau), 1 / counts.size), 1 - 1 / counts.size)
-    return np.mean(counts <= tau) / f0, math.sqrt(below * (1 - below) / counts.size) / f0
+    below = np.mean(counts <= tau)
+    b = min(max(below, 1 / counts.size), 1 - 1 / counts.size)        # keeps se > 0 at 0 or L
+    return below / f0, math.sqrt(b * (1 - b) / counts.size) / f0
 
 
 def null_proportion(counts, n, q, balls, method="auto"):
@@ -160,7 +161,7 @@ def null_proportion(counts, n, q, balls, method="auto"):
     has E[ψ] ≈ sinc²(γμ/2), zero at γμ = 2πk, so γ = 2π/μ₁ also zeroes the columns where k values
     collide (signal ≈ kμ₁), with γ·σ_c kept in [1/2, 3] (below, no gain; above, the variance
     explodes). Tuning to the mean signal of the occupied columns falls between the multiples and
-    leaves side-lobe bias: −17% at D/L = 0.8 (same benchmark).
+    leaves side-lobe bias: at D/L = 0.8 its AARE is 0.129 against 0.036 (same benchmark).
     """
     if method not in ("auto", "fourier", "storey"):
         raise LDPValueError(f"method must be 'auto', 'fourier' or 'storey', got {method!r}")
