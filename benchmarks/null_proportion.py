@@ -5,7 +5,7 @@
 Equal frequencies, optimized perturbation, l = 1, values drawn from 1..1000 per run. Each
 estimator gives the fraction π̂₀ of empty columns, inverted to D̂ = ln π̂₀ / ln(1 − 1/L): Fourier
 with a fixed kernel width γ·σ_c in {1, 2}; the width tuned to the signal of one value
-(:func:`bfrrce.estimate.null_proportion`); the width tuned to the mean signal of the occupied
+(:func:`bfrrce.estimation.null_proportion`); the width tuned to the mean signal of the occupied
 columns (the package's previous rule, which collisions bias: see the n = 10^6 rows); Storey's
 thresholded count (2002) with the exact binomial null, π̂₀ = #{c_j <= τ} / (L·F₀(τ)) at
 τ = nq + σ_c; and ``auto``, the package's choice between the two by the pilot's signal-to-noise
@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bfrrce import BFRRCE  # noqa: E402
-from bfrrce.estimate import _fill_inverse, fourier_psi, null_proportion  # noqa: E402
+from bfrrce.estimation.estimators import _fill_inverse, fourier_psi, null_proportion  # noqa: E402
 
 
 def mean_tuned(c, n, q):

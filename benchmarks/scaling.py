@@ -21,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bfrrce import BFRRCE  # noqa: E402
-from bfrrce.wire import dump_reports  # noqa: E402
+from bfrrce.io.formats import dump_reports  # noqa: E402
 
 CHILD = """
 import json, sys, time
@@ -30,12 +30,12 @@ paths = {paths!r}
 start = time.perf_counter()
 if {workers}:
     from dask.distributed import Client, LocalCluster
-    from bfrrce.distributed import aggregate_files_dask
+    from bfrrce.io.distributed import aggregate_files_dask
     with LocalCluster(n_workers={workers}, threads_per_worker=1, dashboard_address=None) as c, Client(c) as client:
         start = time.perf_counter()
         agg = aggregate_files_dask(paths, client=client)
 else:
-    from bfrrce.stream import aggregate_files
+    from bfrrce.io.stream import aggregate_files
     agg = aggregate_files(paths)
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1]
 print(json.dumps({{"seconds": time.perf_counter() - start, "n": agg.n, "maxrss_mb": int(hwm) / 1024}}))

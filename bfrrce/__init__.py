@@ -7,12 +7,12 @@
     print(mech.estimate(agg))                   # value, stderr, CI, detection limit
 """
 
-from .aggregate import ColumnSums, Debiased
-from .bloom import BloomFilter
-from .estimate import CardinalityEstimate
-from .perturb import PrivacyWarning
-from .protocol import BFRRCE, estimate_distinct
+from .accounting import PrivacyWarning
 from .advice import suggest_parameters
+from .bloom import BloomFilter
+from .estimation import CardinalityEstimate
+from .mechanism import BFRRCE, estimate_distinct
+from .sums import ColumnSums, Debiased
 
 __all__ = ["BFRRCE", "BloomFilter", "CardinalityEstimate", "ColumnSums", "Debiased",
            "PrivacyWarning", "estimate_distinct", "suggest_parameters"]

@@ -16,7 +16,7 @@ import numpy as np
 from protocols._validate import check_epsilon, check_int
 from protocols.errors import LDPValueError
 
-from .protocol import BFRRCE
+from .mechanism import BFRRCE
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,12 @@ import numpy as np
 
 from protocols.errors import LDPError
 
+from .evaluation import METHODS, evaluate, format_table, write_outputs
+from .io.formats import dump_column_sums, dump_reports, load_column_sums
+from .io.stream import aggregate_files
+from .io.values import read_values
+from .mechanism import BFRRCE
+
 
 class CLIError(Exception):
     pass
@@ -92,7 +98,6 @@ def _parser():
 
 
 def _evaluate(args, out):
-    from .evaluation import METHODS, evaluate, format_table, write_outputs
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -134,23 +139,19 @@ def _evaluate(args, out):
 
 
 def _mechanism(args):
-    from .protocol import BFRRCE
     if args.epsilon is None:
         raise CLIError("--epsilon is required")
     return BFRRCE(epsilon=args.epsilon, L=args.L, l=args.l)
 
 
 def _privatized(args):
-    from .io import read_values
     mech = _mechanism(args)
     return mech, mech.privatize(read_values(args.file, args.column), rng=args.seed)
 
 
 def _estimate(args, out):
-    from .aggregate import ColumnSums
-    from .io import read_values
     if args.aggregate:
-        agg = ColumnSums.from_bytes(Path(args.file).read_bytes())
+        agg = load_column_sums(Path(args.file).read_bytes())
         mech = agg.mechanism
     else:
         mech, reports = _privatized(args)
@@ -160,16 +161,14 @@ def _estimate(args, out):
 
 
 def _privatize(args, out):
-    from .wire import dump_reports
     mech, reports = _privatized(args)
     Path(args.out).write_bytes(dump_reports(mech, reports))
     print(f"wrote {len(reports):,} reports ({mech!r}) to {args.out}", file=out)
 
 
 def _aggregate(args, out):
-    from .stream import aggregate_files
     agg = aggregate_files(args.reports, progress=True)
-    Path(args.out).write_bytes(agg.to_bytes())
+    Path(args.out).write_bytes(dump_column_sums(agg))
     print(f"wrote column sums of {agg.n:,} reports from {len(agg.batches)} batch(es) to {args.out}",
           file=out)
 

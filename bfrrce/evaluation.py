@@ -16,14 +16,14 @@ from __future__ import annotations
 import csv
 import json
 import math
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-from .perturb import PrivacyWarning
-from .protocol import BFRRCE
+from .accounting import PrivacyWarning
+from .io.stream import progress_bar
+from .mechanism import BFRRCE
 
 METHODS = ("paper", "paper-perbit", "corrected", "fill")
 COLUMNS = ("dataset", "epsilon", "user_epsilon", "method", "L", "l", "trials", "aare", "aare_se",
@@ -50,14 +50,6 @@ def mechanism_for(method, epsilon, L, l, paper_l):
     raise ValueError(f"unknown method {method!r}: choose from {METHODS}")
 
 
-def _progress(total):
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, delay=2, file=sys.stderr, unit="trial", leave=False)
-
-
 def evaluate(values, epsilons, methods=("paper", "corrected", "fill"), trials=50, L=1024, l=1,
              paper_l=3, seed=0, simulate="binomial", candidates=None, name="data", progress=True):
     """AARE of each method at each ε on ``values``; returns a list of row dicts (:data:`COLUMNS`)."""
@@ -70,7 +62,7 @@ def evaluate(values, epsilons, methods=("paper", "corrected", "fill"), trials=50
     methods = [m for m in methods if candidates is not None or m not in ("paper", "paper-perbit", "corrected")]
     if not methods:
         raise ValueError("no method applies: candidate methods need a candidate domain")
-    bar = _progress(len(epsilons) * len(methods) * trials) if progress else None
+    bar = progress_bar(len(epsilons) * len(methods) * trials, "trial") if progress else None
     rows = []
     for i, eps in enumerate(epsilons):
         for j, method in enumerate(methods):

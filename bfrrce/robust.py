@@ -48,7 +48,7 @@ def report_weights(reports):
 
 def screen_reports(mech, reports, alpha=1e-3):
     """(accepted reports, rejected count): drops reports of implausible weight (reports unchanged)."""
-    reports = mech.oracle.check_reports(reports)
+    reports = mech.check_reports(reports)
     lo, hi = weight_bounds(mech, alpha)
     w = report_weights(reports)
     keep = (w >= lo) & (w <= hi)

@@ -61,7 +61,7 @@ def _bitcoin(path=None, column="address"):
 
 
 def _file(path, column=None, name=None):
-    from bfrrce.io import read_values
+    from bfrrce.io.values import read_values
     values = np.array(read_values(path, column))
     return Dataset(name or Path(path).name, values, len(np.unique(values)), None,
                    f"{len(values):,} values of column {column!r}" if column else f"{len(values):,} lines",

@@ -89,6 +89,6 @@ def test_privatize_aggregate_estimate_pipeline(tmp_path):
     code, out, err = run(["estimate", str(sums), "--aggregate"])
     assert code == 0 and "n=8000" in out and "L=64" in out
     code, out, err = run(["aggregate", reports[0], reports[0], "--out", str(sums)])
-    assert code == 2 and "counted twice" in err
+    assert code == 2 and "already counted" in err
     code, out, err = run(["estimate", str(data), "--aggregate"])
     assert code == 2 and "not a BFRRCE file" in err

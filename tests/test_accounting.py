@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 from bfrrce import BFRRCE, PrivacyWarning
-from bfrrce.perturb import flip_probabilities, user_epsilon
+from bfrrce.accounting import flip_probabilities, user_epsilon
 from protocols import exact_epsilon
 
 

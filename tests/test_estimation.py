@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE, CardinalityEstimate, estimate_distinct
-from bfrrce.estimate import (STOREY_BELOW, binomial_cdf, detected_candidates, detection_probability,
+from bfrrce.estimation import (STOREY_BELOW, binomial_cdf, detected_candidates, detection_probability,
                              fourier_psi, null_proportion)
 from protocols import LDPValueError
 

@@ -1,9 +1,18 @@
-"""Cardinality estimators on debiased column sums, each returning a :class:`CardinalityEstimate`.
+"""Cardinality estimators on debiased column sums (docs/estimation.md).
 
-What can be estimated (DESIGN §3): a value held by few users is invisible under the noise
-(Chen, Ghazi, Kumar, Manurangsi, ITCS 2021), so every estimate states its detection limit:
-the number of users a value needs so that all its bits pass the per-bit test (at which an
-absent value on empty columns passes with probability 5%) with probability 50% (and 90%).
+Every estimator has the same keyword signature (:data:`ESTIMATORS` maps the method names)::
+
+    estimate_X(debiased, *, counts, q, L, l, confidence, positions=None, multiplicity=None,
+               threshold=0.5) -> (value, std_error, interval, details)
+
+``debiased`` is the :class:`bfrrce.sums.Debiased` view of the column sums, ``counts`` the raw
+column sums c_j, ``q`` the flip probability of an unset bit, ``L`` and ``l`` the filter's size
+and hashes, ``confidence`` the level of ``interval``; ``positions`` (candidates × l) are the
+candidates' filter positions and ``multiplicity`` their column counts m_j (both needed by
+``corrected``, ``positions`` by ``paper``); ``threshold`` is the paper's B″ threshold.
+The caller (:meth:`bfrrce.BFRRCE.estimate`) wraps the tuple in a
+:class:`~bfrrce.estimation.CardinalityEstimate` with the detection limit
+(:mod:`bfrrce.estimation.detection`).
 
 Methods
 -------
@@ -43,7 +52,6 @@ Methods
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
@@ -54,51 +62,7 @@ _NORMAL = NormalDist()
 PILOT_GAMMA = 2.0              # γ·σ_c of the pilot estimate, σ_c the null count sd
 GAMMA_RANGE = (0.5, 3.0)
 STOREY_BELOW = 4.5             # per-value signal-to-noise below which Storey's count is used
-DETECTION_ALPHA = 0.05
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
-
-
-@dataclass(frozen=True)
-class CardinalityEstimate:
-    """An estimate of the number of distinct values, with its uncertainty and visibility.
-
-    Attributes
-    ----------
-    value, stderr : float
-    ci : (float, float)
-        Confidence interval at level ``confidence``.
-    detection_limit : dict
-        {probability: users needed for a value to be detected with that probability}.
-    method : str
-    parameters : dict
-        ε (user level), L, l, n, perturbation, unit, and method options.
-    details : dict
-        Method-specific intermediate results (π̂₀, γ, detected candidates, ...).
-    """
-
-    value: float
-    stderr: float
-    ci: tuple
-    confidence: float
-    detection_limit: dict
-    method: str
-    parameters: dict
-    details: dict = field(default_factory=dict, repr=False)
-
-    def __str__(self):
-        lo, hi = self.ci
-        limit = ", ".join(f"{int(100 * k)}%: {v:,.0f} users" for k, v in self.detection_limit.items())
-        params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
-        text = (f"distinct values ≈ {self.value:,.1f} ± {self.stderr:,.1f} "
-                f"({100 * self.confidence:g}% CI {lo:,.1f} – {hi:,.1f}) [{self.method}"
-                + (f", {self.details['null_estimator']}" if "null_estimator" in self.details else "")
-                + "]\n"
-                f"detection limit: {limit}; values held by fewer users are not counted\n"
-                f"parameters: {params}")
-        if self.details.get("saturated"):
-            text += ("\nwarning: fewer than 5% of the columns look empty: the filter is nearly full "
-                     "and the count is unreliable; use a larger L")
-        return text
 
 
 def _z(confidence):
@@ -184,7 +148,16 @@ def _fill_inverse(pi0, L, l):
     return math.log(pi0) / (l * math.log1p(-1 / L))
 
 
-def estimate_fill(debiased, counts, q, L, l, confidence):
+def _need_positions(method, positions):
+    if positions is None:
+        raise LDPValueError(f"method {method!r} needs the candidates' filter positions")
+    return positions
+
+
+def estimate_fill(debiased, *, counts, q, L, l, confidence, positions=None, multiplicity=None,
+                  threshold=0.5):
+    """Domain-free estimate: invert the fill ratio of the estimated empty columns (see the
+    module docstring; ``positions``, ``multiplicity`` and ``threshold`` are not used)."""
     n = debiased.n
     pi0, se, null = null_proportion(counts, n, q, lambda pi: l * _fill_inverse(pi, L, l))
     z = _z(confidence)
@@ -209,8 +182,14 @@ def _solve_candidates(empty, multiplicity):
     return (lo + hi) / 2
 
 
-def estimate_corrected(debiased, counts, q, multiplicity, n_candidates, confidence):
+def estimate_corrected(debiased, *, counts, q, L, l, confidence, positions=None, multiplicity=None,
+                       threshold=0.5):
+    """Candidate-domain estimate with the candidates' exact column multiplicities (see the
+    module docstring; ``L``, ``l`` and ``threshold`` are not used)."""
     n = debiased.n
+    n_candidates = len(_need_positions("corrected", positions))
+    if multiplicity is None:
+        raise LDPValueError("method 'corrected' needs the candidates' column multiplicities")
     touched = multiplicity > 0
     size = int(touched.sum())
     m = multiplicity[touched]
@@ -231,20 +210,11 @@ def estimate_corrected(debiased, counts, q, multiplicity, n_candidates, confiden
     return value, se * slope, (lo, hi), details
 
 
-def per_column_threshold(null_variance, alpha=DETECTION_ALPHA):
-    """t̂ threshold of a one-sided test at false-positive rate α: z_{1−α}·σ₀."""
-    return _NORMAL.inv_cdf(1 - alpha) * math.sqrt(null_variance)
-
-
-def detected_candidates(debiased, positions, alpha):
-    """Candidates whose every bit has t̂ above the per-bit threshold at rate α^{1/l}
-    (so an absent candidate on empty columns passes with probability α)."""
-    l = positions.shape[1]
-    tau = per_column_threshold(debiased.null_variance, alpha ** (1 / l))
-    return (debiased.t_hat[positions] > tau).all(axis=1)
-
-
-def estimate_paper(debiased, positions, threshold, confidence):
+def estimate_paper(debiased, *, counts, q, L, l, confidence, positions=None, multiplicity=None,
+                   threshold=0.5):
+    """The paper's threshold estimator over the candidates (see the module docstring; only
+    ``positions``, ``threshold`` and ``confidence`` are used)."""
+    positions = _need_positions("paper", positions)
     passed = debiased.t_hat > threshold
     hit = passed[positions].all(axis=1)
     value = float(hit.sum())
@@ -256,28 +226,6 @@ def estimate_paper(debiased, positions, threshold, confidence):
     return value, se, (max(value - z * se, 0.0), value + z * se), {"threshold": threshold}
 
 
-def detection_probability(f, n, p, q, l, alpha=DETECTION_ALPHA):
-    """Probability that a value held by f of the n users passes the detection test (normal
-    approximation): Φ((f − τ)/σ(f))^l, σ(f)² = [f p(1−p) + (n − f) q(1−q)]/(p − q)², with the
-    per-bit threshold τ = z_{1−α^{1/l}}·σ(0) of :func:`detected_candidates` (an absent value on
-    empty columns passes with probability α)."""
-    sigma0 = math.sqrt(n * q * (1 - q)) / (p - q)
-    tau = _NORMAL.inv_cdf(1 - alpha ** (1 / l)) * sigma0
-    sigma = math.sqrt(f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q)
-    return _NORMAL.cdf((f - tau) / sigma) ** l
 
 
-def detection_limit(n, p, q, l, levels=(0.5, 0.9), alpha=DETECTION_ALPHA):
-    """Users f a value needs to be detected with each probability (:func:`detection_probability`
-    = level, solved by bisection; ∞ if even n users do not reach it)."""
-    out = {}
-    for level in levels:
-        if detection_probability(n, n, p, q, l, alpha) < level:
-            out[level] = math.inf
-            continue
-        lo, hi = 0.0, float(n)
-        for _ in range(100):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if detection_probability(mid, n, p, q, l, alpha) < level else (lo, mid)
-        out[level] = hi
-    return out
+ESTIMATORS = {"fill": estimate_fill, "corrected": estimate_corrected, "paper": estimate_paper}

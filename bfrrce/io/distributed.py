@@ -1,6 +1,6 @@
 """Aggregation of many report files on a Dask cluster (optional extra ``dask``).
 
-Every file becomes a :class:`ColumnSums` on a worker (streamed, :func:`bfrrce.stream.aggregate_file`);
+Every file becomes a :class:`ColumnSums` on a worker (streamed, :func:`bfrrce.io.stream.aggregate_file`);
 the parts are merged as a tree of ``split_every``-way merges. Merging is exact integer addition,
 so the result equals single-process aggregation exactly, whatever the tree or the order.
 """

@@ -22,17 +22,27 @@ class ColumnSums(SupportCounts):
 
     Immutable and mergeable (``a.merge(b)``, ``a + b``; exact in any order); ``add(reports)``
     returns the aggregate with one more batch (a rejected batch raises and changes nothing).
-    ``batches`` holds the identifiers of the report files counted (:meth:`add_file`), so that a
-    file read twice, or two aggregates sharing a file, are refused instead of double counted.
+    ``batches`` holds the identifiers of the report batches (files) counted: merging two
+    aggregates that share a batch is refused, so a file is never counted twice
+    (:mod:`bfrrce.io.formats` gives every report file its identifier; docs/formats.md).
     """
 
     batches: frozenset = field(default=frozenset())
 
-    def merge(self, other):
+    def merge(self, other: "ColumnSums") -> "ColumnSums":
+        """The column sums of both aggregates' reports (exact integer addition).
+
+        Raises
+        ------
+        LDPTypeError
+            ``other`` is not a :class:`ColumnSums`.
+        IncompatibleError
+            Other parameters, or a batch counted in both.
+        """
         merged = super().merge(other)
         twice = self.batches & other.batches
         if twice:
-            raise IncompatibleError(f"batch {sorted(twice)[0]} would be counted twice")
+            raise IncompatibleError(f"batch {sorted(twice)[0]} is already counted")
         return ColumnSums(merged.mechanism, merged.counts, merged.n, self.batches | other.batches)
 
     __add__ = merge
@@ -42,27 +52,15 @@ class ColumnSums(SupportCounts):
 
     __hash__ = None
 
-    def add(self, reports):
+    def add(self, reports) -> "ColumnSums":
+        """The aggregate with one more batch of reports (a rejected batch raises, changes nothing)."""
         return self.merge(self.mechanism.aggregate(reports))
 
-    def add_file(self, data):
-        """Add a report file (:func:`bfrrce.wire.dump_reports`); refuses a batch already counted."""
-        from .wire import load_reports
-        _, reports, batch = load_reports(data, self.mechanism)
-        if batch in self.batches:
-            raise IncompatibleError(f"batch {batch} is already counted")
-        part = self.mechanism.aggregate(reports)
-        return self.merge(ColumnSums(part.mechanism, part.counts, part.n, frozenset([batch])))
-
-    def to_bytes(self):
-        """Versioned binary form (see :mod:`bfrrce.wire`)."""
-        from .wire import dump_column_sums
-        return dump_column_sums(self)
-
-    @classmethod
-    def from_bytes(cls, data, mechanism=None):
-        from .wire import load_column_sums
-        return load_column_sums(data, mechanism)
+    def as_batch(self, batch: str) -> "ColumnSums":
+        """These sums labelled as the one batch ``batch`` (the sums of one report file)."""
+        if self.batches:
+            raise IncompatibleError(f"sums of batches {sorted(self.batches)} cannot be relabelled")
+        return ColumnSums(self.mechanism, self.counts, self.n, frozenset([batch]))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """BFRRCE: Bloom filter randomized response for cardinality estimation, client and server.
 
 One immutable object holds the parameters and derives everything else once: the Bloom filter,
-the flip probabilities (p, q) and the user-level ε (:mod:`bfrrce.perturb`), and the unary
+the flip probabilities (p, q) and the user-level ε (:mod:`bfrrce.accounting`), and the unary
 encoding oracle of :mod:`protocols.ue` that perturbs the filters and sums the columns.
 """
 
@@ -12,15 +12,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from protocols import bits
 from protocols._validate import check_epsilon
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.randomness import generator, randomized_response_packed, source
 from protocols.ue import UnaryEncoding, bit_vector_distribution, simulate_column_sums
 
-from . import estimate as est
-from .aggregate import ColumnSums, debias
+from .accounting import PrivacyWarning, flip_probabilities, per_bit_probabilities, user_epsilon
 from .bloom import BloomFilter
-from .perturb import PrivacyWarning, flip_probabilities, per_bit_probabilities, user_epsilon
+from .estimation import ESTIMATORS, CardinalityEstimate, detected_candidates, detection_limit
+from .sums import ColumnSums, debias
 
 METHODS = ("auto", "paper", "corrected", "fill")
 
@@ -124,6 +125,11 @@ class BFRRCE:
         return bit_vector_distribution(self.bloom.set_bits([items])[0], self.p, self.q)
 
     # -- server ---------------------------------------------------------------------------
+    def check_reports(self, reports):
+        """``reports`` if they are packed reports of this mechanism: uint8 (n, ceil(L/8)) with
+        zero padding bits (returned unchanged, never copied)."""
+        return bits.check_packed(reports, self.L)
+
     def aggregate(self, reports):
         """Column sums of a batch of packed reports (validated, never modified)."""
         sums = self.oracle.aggregate(reports)
@@ -162,7 +168,7 @@ class BFRRCE:
         return aggregate
 
     def debias(self, aggregate):
-        """Unbiased users per bit t̂ with plug-in variances (:class:`bfrrce.aggregate.Debiased`)."""
+        """Unbiased users per bit t̂ with plug-in variances (:class:`bfrrce.sums.Debiased`)."""
         agg = self._check(aggregate)
         return debias(agg.counts, agg.n, self.p, self.q)
 
@@ -171,8 +177,8 @@ class BFRRCE:
         return self.oracle.variance(n)
 
     def detection_limit(self, n, levels=(0.5, 0.9)):
-        """Users a value needs to be detected with each probability (see :mod:`bfrrce.estimate`)."""
-        return est.detection_limit(n, self.p, self.q, self.l, levels)
+        """Users a value needs to be detected with each probability (:mod:`bfrrce.estimation.detection`)."""
+        return detection_limit(n, self.p, self.q, self.l, levels)
 
     def estimate(self, aggregate, candidates=None, method="auto", confidence=0.95,
                  threshold=0.5, alpha=0.05):
@@ -195,22 +201,19 @@ class BFRRCE:
             method = "fill" if candidates is None else "corrected"
         agg = self._check(aggregate)
         deb = debias(agg.counts, agg.n, self.p, self.q)
-        details = {}
-        if method == "fill":
-            value, se, ci, details = est.estimate_fill(deb, agg.counts, self.q, self.L, self.l, confidence)
-        else:
+        options = {}
+        if method != "fill":
             if candidates is None or len(candidates) == 0:
                 raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
             positions = self.bloom.positions(candidates)
-            if method == "paper":
-                value, se, ci, details = est.estimate_paper(deb, positions, threshold, confidence)
-            else:
-                mult = self.bloom.column_counts(positions)
-                value, se, ci, details = est.estimate_corrected(
-                    deb, agg.counts, self.q, mult, len(candidates), confidence)
-                details["detected"] = est.detected_candidates(deb, positions, alpha)
+            options = dict(positions=positions, multiplicity=self.bloom.column_counts(positions))
+        value, se, ci, details = ESTIMATORS[method](deb, counts=agg.counts, q=self.q, L=self.L,
+                                                    l=self.l, confidence=confidence,
+                                                    threshold=threshold, **options)
+        if method == "corrected":
+            details["detected"] = detected_candidates(deb, options["positions"], alpha)
         params = dict(self.parameters, n=agg.n)
-        return est.CardinalityEstimate(float(value), float(se), tuple(map(float, ci)), confidence,
+        return CardinalityEstimate(float(value), float(se), tuple(map(float, ci)), confidence,
                                        self.detection_limit(agg.n), method, params, details)
 
 

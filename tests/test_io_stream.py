@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE
-from bfrrce.stream import aggregate_file, aggregate_files
-from bfrrce.wire import FormatError, dump_reports
+from bfrrce.io.stream import aggregate_file, aggregate_files
+from bfrrce.io.formats import FormatError, dump_reports
 from protocols import IncompatibleError
 
 MECH = BFRRCE(epsilon=2.0, L=100, l=2)
@@ -56,12 +56,17 @@ def test_parquet_reports(tmp_path):
     reports = MECH.privatize(np.arange(500), rng=0)
     pq.write_table(pa.table({"report": [r.tobytes() for r in reports]}), tmp_path / "r.parquet")
     agg = aggregate_file(tmp_path / "r.parquet", MECH, chunk_rows=64)
-    assert agg == MECH.aggregate(reports)
+    assert agg.n == len(reports) and np.array_equal(agg.counts, MECH.aggregate(reports).counts)
+    assert len(agg.batches) == 1                     # the file's content hash
+    copy = tmp_path / "copy.parquet"
+    copy.write_bytes((tmp_path / "r.parquet").read_bytes())
+    with pytest.raises(IncompatibleError, match="already counted"):
+        aggregate_files([tmp_path / "r.parquet", copy], MECH)
 
 
 def test_dask_local_cluster_equals_single_process(report_files):
     distributed = pytest.importorskip("dask.distributed")
-    from bfrrce.distributed import aggregate_files_dask
+    from bfrrce.io.distributed import aggregate_files_dask
     paths, whole = report_files
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:

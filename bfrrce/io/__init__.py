@@ -1,0 +1,7 @@
+"""File formats and streaming: the layer that calls the core and is never called by it.
+
+* :mod:`.formats` — the versioned binary files (column sums, reports) and the one report reader;
+* :mod:`.values` — values from CSV, TSV, Parquet or text files;
+* :mod:`.stream` — bounded-memory aggregation of report files;
+* :mod:`.distributed` — the same on a Dask cluster (``dask`` extra).
+"""

@@ -1,0 +1,265 @@
+"""The one serializer of the package: versioned binary files of column sums and of report
+batches, and the one reader of report files (package format and Parquet). See docs/formats.md.
+
+Layout (all integers little-endian):
+
+======  ======  ==========================================================================
+offset  size    field
+======  ======  ==========================================================================
+0       8       magic ``b"BFRRCE\\x00\\x01"`` (name, format family)
+8       2       version (1)
+10      1       kind: 1 = column sums, 2 = packed reports
+11      4       length J of the parameter header
+15      J       UTF-8 JSON: "mechanism" (epsilon, per_bit_epsilon or null, L, l, seed,
+                perturbation, unit, p, q; floats as hex) and the batch identifiers: "batch" (reports: 32 hex digits, random,
+                one per file) or "batches" (column sums: every batch already counted)
+15+J    8       n: reports (kind 1: reports aggregated; kind 2: rows)
+23+J    P       payload: kind 1, L int64 counts; kind 2, n·ceil(L/8) packed bytes
+23+J+P  4       CRC-32 of every byte before it
+======  ======  ==========================================================================
+
+Readers refuse, with a message that says which: a wrong magic, another version, another kind,
+a truncated or over-long input, a checksum mismatch, and parameters other than the expected
+mechanism's.
+
+Batch identity: a report file's batch is the identifier in its header; a Parquet file of
+reports has none, so its batch is the first 32 hex digits of the SHA-256 of its bytes
+(:func:`content_batch`). :class:`bfrrce.sums.ColumnSums` refuses to count a batch twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import struct
+import warnings
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from protocols import bits
+from protocols._validate import check_int
+from protocols.errors import IncompatibleError, LDPError, LDPTypeError, LDPValueError
+
+from ..accounting import PrivacyWarning
+from ..mechanism import BFRRCE
+from ..sums import ColumnSums
+
+MAGIC = b"BFRRCE\x00\x01"
+VERSION = 1
+COLUMN_SUMS, REPORTS = 1, 2
+
+
+class FormatError(LDPError, ValueError):
+    """Bytes that are not a valid BFRRCE file of the expected kind."""
+
+
+def _params(mech):
+    per_bit = None if mech.per_bit_epsilon is None else float(mech.per_bit_epsilon).hex()
+    return {"epsilon": float(mech.epsilon).hex(), "per_bit_epsilon": per_bit, "L": mech.L,
+            "l": mech.l, "seed": mech.seed, "perturbation": mech.perturbation, "unit": mech.unit,
+            "p": float(mech.p).hex(), "q": float(mech.q).hex()}
+
+
+def _dump(mech, kind, n, payload, **ids):
+    header = json.dumps({"mechanism": _params(mech), **ids}, sort_keys=True).encode()
+    body = (MAGIC + struct.pack("<HBI", VERSION, kind, len(header)) + header
+            + struct.pack("<Q", n) + payload)
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def _mechanism_from(params):
+    common = dict(L=params["L"], l=params["l"], seed=params["seed"], unit=params["unit"],
+                  perturbation=params["perturbation"])
+    if params["per_bit_epsilon"] is None:
+        mech = BFRRCE(epsilon=float.fromhex(params["epsilon"]), **common)
+    else:                                # the paper's per-bit mode; its warning was given at write time
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            mech = BFRRCE(per_bit_epsilon=float.fromhex(params["per_bit_epsilon"]), **common)
+    if _params(mech) != params:
+        raise FormatError("parameters in the header are inconsistent (p, q do not match ε)")
+    return mech
+
+
+def _parse_prefix(data, kind, mechanism):
+    """Check magic, version and kind and parse the header; returns (mech, n, header, offset)."""
+    if len(data) < 15 or data[:8] != MAGIC:
+        raise FormatError("not a BFRRCE file (bad magic or too short)")
+    version, got_kind, hlen = struct.unpack_from("<HBI", data, 8)
+    if version != VERSION:
+        raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
+    if got_kind != kind:
+        raise FormatError(f"file holds kind {got_kind}, expected kind {kind}")
+    if len(data) < 23 + hlen:
+        raise FormatError("truncated header")
+    try:
+        header = json.loads(data[15:15 + hlen].decode())
+        mech = _mechanism_from(header["mechanism"])
+    except FormatError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, ArithmeticError, LDPError) as exc:
+        raise FormatError(f"bad parameter header: {exc}") from None
+    if mechanism is not None and mechanism != mech:
+        raise IncompatibleError(f"file was written by {mech!r}, expected {mechanism!r}")
+    (n,) = struct.unpack_from("<Q", data, 15 + hlen)
+    return mech, n, header, 23 + hlen
+
+
+def _load(data, kind, mechanism):
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise LDPTypeError(f"expected bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) < 27 or data[:8] != MAGIC:
+        raise FormatError("not a BFRRCE file (bad magic or too short)")
+    (version,) = struct.unpack_from("<H", data, 8)
+    if version != VERSION:
+        raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
+    if zlib.crc32(data[:-4]) != struct.unpack_from("<I", data, len(data) - 4)[0]:
+        raise FormatError("checksum mismatch: the file is corrupted or truncated")
+    mech, n, header, offset = _parse_prefix(data[:-4], kind, mechanism)
+    return mech, n, data[offset:-4], header
+
+
+def _read_report_header(fh, mechanism, what):
+    """Parse a report file's prefix from ``fh``: (mechanism, n, batch, running CRC-32)."""
+    prefix = fh.read(15)
+    if len(prefix) < 15 or prefix[:8] != MAGIC:
+        raise FormatError(f"{what}: not a BFRRCE file (bad magic or too short)")
+    prefix += fh.read(struct.unpack_from("<I", prefix, 11)[0] + 8)
+    mech, n, header, _ = _parse_prefix(prefix, REPORTS, mechanism)
+    batch = header.get("batch")
+    if not isinstance(batch, str):
+        raise FormatError(f"{what}: report file without a batch identifier")
+    return mech, n, batch, zlib.crc32(prefix)
+
+
+def _read_report_rows(fh, mech, n, crc, chunk_rows, what):
+    """The n reports after the header, in chunks that are views of one reused buffer; the
+    checksum (and the absence of trailing bytes) is checked after the last chunk."""
+    chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
+    buffer = np.empty((min(chunk_rows, n), bits.nbytes(mech.L)), dtype=np.uint8)
+    remaining = n
+    while remaining:
+        chunk = buffer[:min(chunk_rows, remaining)]
+        if fh.readinto(chunk) != chunk.nbytes:
+            raise FormatError(f"{what}: truncated after {n - remaining} of {n} reports")
+        crc = zlib.crc32(chunk, crc)
+        try:
+            mech.check_reports(chunk)
+        except LDPError as exc:
+            raise FormatError(f"{what}: {exc}") from None
+        remaining -= len(chunk)
+        yield chunk
+    tail = fh.read()
+    if len(tail) != 4 or struct.unpack("<I", tail)[0] != crc:
+        raise FormatError(f"{what}: checksum mismatch: the file is corrupted or truncated")
+
+
+def content_batch(path) -> str:
+    """Batch identifier of a file without one in its header: SHA-256 of its bytes, 32 hex digits."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:32]
+
+
+def _parquet_chunks(path, mechanism, column, chunk_rows):
+    if mechanism is None:
+        raise LDPValueError("Parquet report files carry no parameters: pass the mechanism")
+    import pyarrow.parquet as pq
+    chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
+    width = bits.nbytes(mechanism.L)
+    batch = content_batch(path)
+    for part in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=[column]):
+        values = part.column(0).to_pylist()
+        if any(v is None or len(v) != width for v in values):
+            raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
+        yield mechanism, batch, np.frombuffer(b"".join(values), dtype=np.uint8).reshape(len(values), width)
+
+
+def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16, column="report"):
+    """Stream a report file: yields (mechanism, batch, reports chunk) in bounded memory.
+
+    Parameters
+    ----------
+    path : str or Path
+        A package report file (:func:`dump_reports`), or a ``.parquet`` file whose ``column``
+        holds packed reports (bytes; needs the ``tabular`` extra and ``mechanism``).
+    mechanism : BFRRCE, optional
+        The expected parameters (required for Parquet).
+    chunk_rows : int
+        Reports per chunk (>= 1).
+
+    Yields
+    ------
+    (BFRRCE, str, numpy.ndarray)
+        The mechanism, the batch identifier, and a uint8 chunk (rows, ceil(L/8)). A chunk is a
+        view of one buffer that the next chunk overwrites: copy it to keep it. The checksum is
+        checked after the last chunk, so chunks are tentative until the generator finishes.
+
+    Raises
+    ------
+    FormatError
+        Not a valid report file (magic, version, kind, truncation, checksum, padding bits).
+    IncompatibleError
+        Written with parameters other than ``mechanism``'s.
+    """
+    if Path(path).suffix == ".parquet":
+        yield from _parquet_chunks(path, mechanism, column, chunk_rows)
+        return
+    chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
+    with open(path, "rb") as fh:
+        mech, n, batch, crc = _read_report_header(fh, mechanism, str(path))
+        for chunk in _read_report_rows(fh, mech, n, crc, chunk_rows, str(path)):
+            yield mech, batch, chunk
+
+
+def dump_column_sums(agg: ColumnSums) -> bytes:
+    """The column-sums file of ``agg`` (kind 1), with the batches it counts."""
+    counts = np.ascontiguousarray(agg.counts, dtype="<i8")
+    return _dump(agg.mechanism, COLUMN_SUMS, agg.n, counts.tobytes(), batches=sorted(agg.batches))
+
+
+def load_column_sums(data: bytes, mechanism: BFRRCE | None = None) -> ColumnSums:
+    """Read a column-sums file (:func:`dump_column_sums`); refuses other parameters than
+    ``mechanism``'s when given (:class:`IncompatibleError`) and any damage (:class:`FormatError`)."""
+    mech, n, payload, header = _load(data, COLUMN_SUMS, mechanism)
+    if len(payload) != 8 * mech.L:
+        raise FormatError(f"payload has {len(payload)} bytes, expected {8 * mech.L}")
+    counts = np.frombuffer(payload, dtype="<i8")
+    if (counts < 0).any() or (counts > n).any():
+        raise FormatError("column sums outside [0, n]")
+    batches = header.get("batches", [])
+    if not isinstance(batches, list) or not all(isinstance(b, str) for b in batches):
+        raise FormatError("bad batch list in the header")
+    return ColumnSums(mech, counts.astype(np.int64), n, frozenset(batches))
+
+
+def dump_reports(mech: BFRRCE, reports: np.ndarray, batch: str | None = None) -> bytes:
+    """A report file (kind 2); ``batch`` (32 hex digits) defaults to a fresh random identifier."""
+    reports = mech.check_reports(reports)
+    batch = batch or os.urandom(16).hex()
+    return _dump(mech, REPORTS, len(reports), np.ascontiguousarray(reports).tobytes(), batch=batch)
+
+
+def load_reports(data: bytes, mechanism: BFRRCE | None = None) -> tuple:
+    """Read a report file held in memory: (mechanism, reports uint8 (n, ceil(L/8)), batch)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise LDPTypeError(f"expected bytes, got {type(data).__name__}")
+    fh = io.BytesIO(data)
+    mech, n, batch, crc = _read_report_header(fh, mechanism, "report file")
+    reports = np.empty((n, bits.nbytes(mech.L)), dtype=np.uint8)
+    for chunk in _read_report_rows(fh, mech, n, crc, max(n, 1), "report file"):
+        reports[:] = chunk
+    return mech, reports, batch
+
+
+def add_file(sums: ColumnSums, data: bytes) -> ColumnSums:
+    """``sums`` plus the reports of a report file held in memory; refuses a batch already counted."""
+    _, reports, batch = load_reports(data, sums.mechanism)
+    return sums.merge(sums.mechanism.aggregate(reports).as_batch(batch))

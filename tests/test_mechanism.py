@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+
+from bfrrce import BFRRCE, estimate_distinct
+from protocols import IncompatibleError, LDPTypeError, LDPValueError
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(epsilon=0), LDPValueError), (dict(epsilon=-1), LDPValueError),
+    (dict(epsilon=float("nan")), LDPValueError), (dict(epsilon="2"), LDPTypeError),
+    (dict(epsilon=1, L=0), LDPValueError), (dict(epsilon=1, l=0), LDPValueError),
+    (dict(epsilon=1, L=4, l=5), LDPValueError), (dict(), LDPValueError),
+    (dict(epsilon=1, per_bit_epsilon=0.4), LDPValueError),
+    (dict(epsilon=1, perturbation="fancy"), LDPValueError), (dict(epsilon=1, unit="user"), LDPValueError),
+    (dict(per_bit_epsilon=0.4, perturbation="optimized"), LDPValueError),
+    (dict(epsilon=500.0, perturbation="symmetric"), LDPValueError)])
+def test_bad_parameters(kwargs, error):
+    with pytest.raises(error):
+        BFRRCE(**kwargs)
+
+
+def test_bad_values():
+    mech = BFRRCE(epsilon=1.0, L=64)
+    with pytest.raises(LDPValueError, match="empty"):
+        mech.privatize([])
+    with pytest.raises(LDPTypeError):
+        mech.privatize(np.array([1.0, np.nan]))
+    with pytest.raises(LDPValueError):
+        mech.privatize_sets([[1]])                # unit="value"
+    with pytest.raises(LDPValueError):
+        estimate_distinct([], epsilon=1.0)
+
+
+def test_reports_shape_bit_order_and_determinism():
+    mech = BFRRCE(epsilon=2.0, L=100, l=3)
+    r = mech.privatize(np.arange(50), rng=3)
+    assert r.shape == (50, 13) and r.dtype == np.uint8
+    np.testing.assert_array_equal(r, mech.privatize(np.arange(50), rng=3))
+    quiet = BFRRCE(epsilon=60.0, L=100, l=1, perturbation="symmetric")   # q ≈ 1e-13
+    pos = quiet.bloom.positions([42])[0, 0]
+    rep = quiet.privatize([42], rng=0)[0]
+    assert rep[pos // 8] == 1 << (pos % 8)
+
+
+def test_sets_for_item_unit():
+    mech = BFRRCE(epsilon=4.0, L=64, l=2, unit="item")
+    reports = mech.privatize_sets([[1, 2, 3], [4], []], rng=0)
+    assert reports.shape == (3, 8)
+    assert mech.aggregate(reports).n == 3
+
+
+def test_repr_and_equality():
+    a, b = BFRRCE(epsilon=1.0, L=64), BFRRCE(epsilon=1.0, L=64)
+    assert a == b and hash(a) == hash(b)
+    assert "perturbation='optimized'" in repr(a)
+    assert a != BFRRCE(epsilon=1.0, L=64, seed=1)
+
+
+@pytest.mark.parametrize("kwargs", [dict(epsilon=1e300), dict(per_bit_epsilon=600.0),
+                                    dict(epsilon=699.0, perturbation="symmetric")])
+def test_huge_epsilon_is_a_clear_error(kwargs):
+    with pytest.raises(LDPValueError, match="too large"):
+        BFRRCE(**kwargs)
