@@ -1,6 +1,6 @@
 """AARE of BFRRCE estimators on the paper's synthetic setting, side by side.
 
-    python benchmarks/bfrrce_accuracy.py [--runs 50] [--cardinalities 122] [--exact]
+    python -m benchmarks.bfrrce_accuracy [--runs 50] [--cardinalities 122] [--exact]
 
 n = 10,000 users hold D distinct values drawn from 1..1000 (default D = 122, the paper's),
 frequencies as equal as possible; candidates are 1..1000. For each ε in {1, 2, 4, 8} it prints
@@ -12,13 +12,10 @@ drawn exactly in distribution (``simulate``); ``--exact`` privatizes every repor
 
 import argparse
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bfrrce import BFRRCE  # noqa: E402
+from bfrrce import BFRRCE
 
 CONFIGS = [
     ("paper (sym, L=1024, l=3)", dict(L=1024, l=3, perturbation="symmetric"), "paper"),

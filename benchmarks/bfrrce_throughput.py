@@ -1,6 +1,6 @@
 """BFRRCE client and server throughput against the machine's memory bandwidth.
 
-    python benchmarks/bfrrce_throughput.py [--n 200000] [--repeats 3] [--epsilon 4]
+    python -m benchmarks.bfrrce_throughput [--n 200000] [--repeats 3] [--epsilon 4]
 
 For L in {256, 1024, 8192} and l in {1, 3}: reports/s of ``privatize`` (seeded generator and
 OS CSPRNG) and of ``aggregate``, and the packed bytes aggregated per second as a share of the
@@ -11,15 +11,12 @@ Medians of ``--repeats`` runs.
 """
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._common import median_time  # noqa: E402
-from bfrrce import BFRRCE  # noqa: E402
-from protocols.bits import _lane_sums  # noqa: E402
+from benchmarks._common import median_time
+from bfrrce import BFRRCE
+from protocols.bits import _lane_sums
 
 
 def bandwidth(repeats):

@@ -1,6 +1,6 @@
 """Throughput and accuracy of every frequency oracle at n = 100,000, d = 1024, ε = 1.
 
-    python benchmarks/frequency_oracles.py [--n 100000] [--d 1024] [--epsilon 1] [--repeats 3]
+    python -m benchmarks.frequency_oracles [--n 100000] [--d 1024] [--epsilon 1] [--repeats 3]
 
 Prints client and server throughput (users/s, median of ``--repeats`` runs, seeded generator),
 client throughput with the OS CSPRNG (rng=None, what deployments use), and the ratio of the
@@ -8,14 +8,11 @@ measured mean squared error over the d values to the analytic variance (1 is rig
 """
 
 import statistics
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._common import timed, workload_parser  # noqa: E402
-from protocols import (BLH, GRR, OLH, OUE, SHE, SUE, THE, HadamardResponse,  # noqa: E402
+from benchmarks._common import timed, workload_parser
+from protocols import (BLH, GRR, OLH, OUE, SHE, SUE, THE, HadamardResponse,
                        SubsetSelection)
 
 MECHANISMS = {"GRR": GRR, "SUE": SUE, "OUE": OUE, "SHE": SHE, "THE": THE, "BLH": BLH,

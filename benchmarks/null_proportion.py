@@ -1,6 +1,6 @@
 """Why the fill estimator tunes its Fourier kernel as it does: AARE of null-proportion estimators.
 
-    python benchmarks/null_proportion.py [--runs 100]
+    python -m benchmarks.null_proportion [--runs 100]
 
 Equal frequencies, optimized perturbation, l = 1, values drawn from 1..1000 per run. Each
 estimator gives the fraction π̂₀ of empty columns, inverted to D̂ = ln π̂₀ / ln(1 − 1/L): Fourier
@@ -15,14 +15,11 @@ collisions (n = 10^6, ε = 4, L = 1024, D up to 0.8·L), and n = 10^5 at ε = 2 
 
 import argparse
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bfrrce import BFRRCE  # noqa: E402
-from bfrrce.estimation.estimators import _fill_inverse, fourier_psi, null_proportion  # noqa: E402
+from bfrrce import BFRRCE
+from bfrrce.estimation.estimators import _fill_inverse, fourier_psi, null_proportion
 
 
 def mean_tuned(c, n, q):

@@ -1,7 +1,7 @@
 """Data poisoning (Cao, Jia, Gong, USENIX Security 2021) against BFRRCE, with and without the
 Hamming-weight defence of :mod:`bfrrce.robust`.
 
-    python benchmarks/poisoning.py [--trials 20] [--alpha 0.001]
+    python -m benchmarks.poisoning [--trials 20] [--alpha 0.001]
 
 Honest users: synthetic-2's setting (n = 10,000, 122 distinct values, every report privatized).
 Fake users (0.1%, 1%, 5% of n) send, per attack:
@@ -13,15 +13,12 @@ honest reports the defence removed. Fill estimator, optimized perturbation, L = 
 """
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bfrrce import BFRRCE  # noqa: E402
-from bfrrce.robust import report_weights, screen_reports  # noqa: E402
-from protocols import bits  # noqa: E402
+from bfrrce import BFRRCE
+from bfrrce.robust import report_weights, screen_reports
+from protocols import bits
 
 
 def fake_reports(kind, count, L, honest_weight, rng):

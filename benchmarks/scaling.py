@@ -1,7 +1,7 @@
 """Time and peak memory of streamed aggregation of 10^6, 10^7 and 10^8 reports, and the same
 aggregation of 10^7 and 10^8 through Dask with 1 and 2 workers.
 
-    python benchmarks/scaling.py [--dir /tmp/bfrrce-scaling] [--max-files 100] [--L 256]
+    python -m benchmarks.scaling [--dir /tmp/bfrrce-scaling] [--max-files 100] [--L 256]
 
 Writes ``--max-files`` report files of 10^6 reports each (L = 256: 32 MB a file; they differ
 by batch identifier, the reports are the same 10^6), then aggregates 1, 10 and 100 of them,
@@ -18,14 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from bfrrce import BFRRCE  # noqa: E402
-from bfrrce.io.formats import dump_reports  # noqa: E402
+from bfrrce import BFRRCE
+from bfrrce.io.formats import dump_reports
 
 CHILD = """
 import json, sys, time
-sys.path.insert(0, {root!r})
 paths = {paths!r}
 start = time.perf_counter()
 if {workers}:
@@ -43,7 +40,7 @@ print(json.dumps({{"seconds": time.perf_counter() - start, "n": agg.n, "maxrss_m
 
 
 def run(paths, workers=0):
-    code = CHILD.format(root=str(ROOT), paths=[str(p) for p in paths], workers=workers)
+    code = CHILD.format(paths=[str(p) for p in paths], workers=workers)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -1,7 +1,7 @@
 """This package against the Python LDP libraries users have today, same workloads, one run.
 
     pip install -e ".[bench]"       # pure-ldp, multi-freq-ldpy, ldp-toolbox (xxhash < 4)
-    python benchmarks/versus_peers.py [--n 100000] [--peer-n 2000] [--repeats 3]
+    python -m benchmarks.versus_peers [--n 100000] [--peer-n 2000] [--repeats 3]
 
 Workload: values uniform over d = 1024, ε = 1. Client: privatize every value; server: aggregate
 the reports and estimate all d counts. Our mechanisms run on n users; the peers process one user
@@ -12,14 +12,11 @@ skipped. pure-ldp maps values 1..d by default (its index mapper), so it gets val
 """
 
 import statistics
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._common import timed, workload_parser  # noqa: E402
-import protocols  # noqa: E402
+from benchmarks._common import timed, workload_parser
+import protocols
 
 
 def ours(name, eps, d):

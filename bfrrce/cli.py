@@ -20,6 +20,7 @@ import numpy as np
 
 from protocols.errors import LDPError
 
+from .datasets import load as load_dataset
 from .evaluation import METHODS, evaluate, format_table, write_outputs
 from .io.formats import dump_column_sums, dump_reports, load_column_sums
 from .io.stream import aggregate_files
@@ -44,19 +45,6 @@ def _floats(text):
     if not values or any(not np.isfinite(v) or v <= 0 for v in values):
         raise argparse.ArgumentTypeError(f"epsilons must be finite and > 0: {text!r}")
     return values
-
-
-def _datasets_module():
-    """The repository's ``datasets`` folder (not installed): importable from a checkout."""
-    root = Path(__file__).resolve().parents[1]
-    if (root / "datasets" / "__init__.py").is_file() and str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    try:
-        import datasets
-        datasets.load                                   # the project's, not HuggingFace's
-    except (ImportError, AttributeError):
-        raise CLIError("the datasets folder of a bfrrce checkout is needed for named datasets") from None
-    return datasets
 
 
 def _parser():
@@ -102,14 +90,13 @@ def _evaluate(args, out):
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise CLIError(f"unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}")
-    datasets = _datasets_module()
     options = {}
     if args.dataset == "bitcoin" and args.bitcoin_path:
         options["path"] = args.bitcoin_path
     if args.column:
         options["column"] = args.column
     try:
-        data = datasets.load(args.dataset, **options)
+        data = load_dataset(args.dataset, **options)
     except FileNotFoundError as exc:
         raise CLIError(str(exc)) from None
     candidates = data.candidates

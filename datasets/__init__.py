@@ -1,6 +1,10 @@
-"""Named datasets for evaluating distinct counting (importable from a checkout, not installed).
+"""Named datasets for evaluating distinct counting, installed as ``bfrrce.datasets``.
 
-    import datasets
+The folder ``datasets`` at the top of the repository is mapped to ``bfrrce.datasets`` by the
+``package-dir`` setting of pyproject.toml; it uses :mod:`bfrrce.io.values` to read files and is
+never imported by the rest of :mod:`bfrrce` except the CLI and evaluation layer.
+
+    from bfrrce import datasets
     data = datasets.load("synthetic-2")       # values, n, cardinality, candidates, description
     data = datasets.load("bitcoin", path="~/.bitcoin/blocks")
     data = datasets.load("my.csv", column="address")
@@ -18,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from bfrrce.io.values import read_values
 
 from . import bitcoin, synthetic
 
@@ -46,7 +52,7 @@ def _synthetic(name, **options):
     return Dataset(name, values, len(np.unique(values)), np.arange(1, domain + 1),
                    f"n={len(values):,} users, {len(np.unique(values))} distinct integers of 1..{domain}, "
                    f"{params.get('distribution', 'uniform')} frequencies",
-                   f"generated with seed {params.get('seed', 0)} (bfrrce datasets.synthetic)", params)
+                   f"generated with seed {params.get('seed', 0)} (bfrrce.datasets.synthetic)", params)
 
 
 def _bitcoin(path=None, column="address"):
@@ -61,7 +67,6 @@ def _bitcoin(path=None, column="address"):
 
 
 def _file(path, column=None, name=None):
-    from bfrrce.io.values import read_values
     values = np.array(read_values(path, column))
     return Dataset(name or Path(path).name, values, len(np.unique(values)), None,
                    f"{len(values):,} values of column {column!r}" if column else f"{len(values):,} lines",

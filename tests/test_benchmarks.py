@@ -1,18 +1,16 @@
-"""The benchmark scripts run end to end on tiny workloads (their numbers come from full runs)."""
+"""The benchmark scripts run end to end on tiny workloads (their numbers come from full runs).
 
-import importlib.util
-from pathlib import Path
+The benchmarks are the package ``benchmarks`` of the repository root (``python -m pytest`` and
+``python -m benchmarks.NAME`` are run from there).
+"""
+
+import importlib
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-
 
 def load(name):
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 @pytest.mark.parametrize("name, argv, expect", [

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import datasets
-from datasets import bitcoin, synthetic
+from bfrrce import datasets
+from bfrrce.datasets import bitcoin, synthetic
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "bitcoin"
 TABLE = SHARED / "blocks_outputs.csv.gz"

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from bfrrce import BFRRCE, ColumnSums
 from bfrrce.io.formats import dump_column_sums, dump_reports, load_column_sums, load_reports
-from datasets.bitcoin import BitcoinFormatError, iter_blocks
+from bfrrce.datasets.bitcoin import BitcoinFormatError, iter_blocks
 from protocols import LDPError
 
 MECH = BFRRCE(epsilon=1.5, L=37, l=2, seed=3)

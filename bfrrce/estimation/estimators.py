@@ -31,7 +31,7 @@ Methods
       E[ψ] = 1 exactly on an empty column and tends to 0 on a column whose t_j is large against
       the noise, so π̂₀ = mean ψ, with standard error sd(ψ)/√L (a linear statistic).
 
-    Measured (``python benchmarks/null_proportion.py``, AARE): Storey's count is best when a
+    Measured (``python -m benchmarks.null_proportion``, AARE): Storey's count is best when a
     value's signal is about 3σ_c (n = 10^4, ε = 4: 0.071 and 0.090 at L = 256 and 1024, against
     0.099 and 0.133 for the Fourier estimator), the Fourier estimator when it is 5σ_c or more
     (ε = 8: 0.036 and 0.021, against 0.060 and 0.086; n = 10^6, D = 0.5·L: 0.025 against 0.039).
@@ -119,7 +119,7 @@ def null_proportion(counts, n, q, balls, method="auto"):
     gives the signal of one value, μ₁ = Σ_j (c_j − nq) / balls(π̂₀), in units of σ_c (the
     signal-to-noise ratio). ``method="auto"`` uses Storey's count below a ratio of
     ``STOREY_BELOW`` and the tuned Fourier estimator above (measured crossover between 3.0 and
-    5.5, ``python benchmarks/null_proportion.py``).
+    5.5, ``python -m benchmarks.null_proportion``).
 
     Fourier: the kernel's resolution is tuned to one value's signal. A column holding signal μ
     has E[ψ] ≈ sinc²(γμ/2), zero at γμ = 2πk, so γ = 2π/μ₁ also zeroes the columns where k values
