@@ -7,7 +7,8 @@
     print(mech.estimate(agg))                   # value, stderr, CI, detection limit
 """
 
-from .accounting import PrivacyWarning
+from protocols.errors import PrivacyWarning
+
 from .advice import suggest_parameters
 from .bloom import BloomFilter
 from .estimation import CardinalityEstimate

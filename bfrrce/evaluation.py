@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .accounting import PrivacyWarning
+from protocols.errors import PrivacyWarning
+
 from .io.stream import progress_bar
 from .mechanism import BFRRCE
 

@@ -7,21 +7,19 @@ encoding oracle of :mod:`protocols.ue` that perturbs the filters and sums the co
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from protocols import bits
-from protocols._validate import check_epsilon
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.randomness import generator, randomized_response_packed, source
-from protocols.ue import UnaryEncoding, bit_vector_distribution, simulate_column_sums
+from protocols.ue import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
 
-from .accounting import PrivacyWarning, flip_probabilities, per_bit_probabilities, user_epsilon
+from .accounting import budget
 from .bloom import BloomFilter
 from .estimation import ESTIMATORS, CardinalityEstimate, detected_candidates, detection_limit
-from .sums import ColumnSums, debias
+from .sums import ColumnSums, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
 
@@ -33,8 +31,8 @@ class BFRRCE:
     Parameters
     ----------
     epsilon : float
-        User-level privacy budget (DESIGN §2). Exactly one of ``epsilon`` and
-        ``per_bit_epsilon`` is given.
+        User-level privacy budget (docs/privacy.md): what the mechanism guarantees to each
+        user. Exactly one of ``epsilon`` and ``per_bit_epsilon`` is given.
     L : int
         Bits per filter (>= 2). Default 1024.
     l : int
@@ -50,50 +48,27 @@ class BFRRCE:
         First hash seed; hashes use seed, …, seed + l − 1.
     per_bit_epsilon : float, optional
         The paper's per-bit budget ε_b (RR_P = e^{ε_b}/(1 + e^{ε_b})); the true user-level ε is
-        2l·ε_b (value) or l·ε_b (item), set as ``epsilon``, with a :class:`PrivacyWarning`.
+        2l·ε_b (value) or l·ε_b (item), set as ``epsilon``, with a :class:`PrivacyWarning`;
+        ``dataclasses.replace`` recomputes it when ``l`` or ``unit`` change.
     """
 
-    epsilon: float = None
+    epsilon: float | None = None
     L: int = 1024
     l: int = 1
-    perturbation: str = None
+    perturbation: str | None = None
     unit: str = "value"
     seed: int = 0
-    per_bit_epsilon: float = None
+    per_bit_epsilon: float | None = None
     bloom: BloomFilter = field(init=False, repr=False, compare=False)
     p: float = field(init=False, repr=False, compare=False)
     q: float = field(init=False, repr=False, compare=False)
-    oracle: UnaryEncoding = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         bloom = BloomFilter(L=self.L, l=self.l, seed=self.seed)
-        if (self.epsilon is None) == (self.per_bit_epsilon is None):
-            raise LDPValueError("give exactly one of epsilon and per_bit_epsilon")
-        if self.unit not in ("value", "item"):
-            raise LDPValueError(f"unit must be 'value' or 'item', got {self.unit!r}")
-        if self.per_bit_epsilon is not None:
-            if self.perturbation not in (None, "symmetric"):
-                raise LDPValueError("per_bit_epsilon is the paper's symmetric perturbation only")
-            budget = check_epsilon(self.per_bit_epsilon, "per_bit_epsilon")
-            p, q = per_bit_probabilities(budget)
-            perturbation = "symmetric"
-        else:
-            budget = check_epsilon(self.epsilon)
-            perturbation = self.perturbation or "optimized"
-            p, q = flip_probabilities(budget, bloom.l, perturbation, self.unit)
-        if not (0.0 < q < p < 1.0):
-            raise LDPValueError(f"epsilon={budget!r} is too large: the flip probabilities round to 0 "
-                                f"or 1 in float64 (p={p!r}, q={q!r})")
-        if self.per_bit_epsilon is None:
-            eps = budget
-        else:
-            eps = user_epsilon(p, q, bloom.l, self.unit)
-            warnings.warn(f"per_bit_epsilon={budget} flips each bit with ε_b = {budget}; the user-level "
-                          f"guarantee is ε = {eps:.6g} (unit={self.unit!r}, l={bloom.l})",
-                          PrivacyWarning, stacklevel=3)
+        eps, p, q, perturbation = budget(self.epsilon, self.per_bit_epsilon, bloom.l,
+                                         self.perturbation, self.unit)
         for name, value in dict(epsilon=eps, L=bloom.L, l=bloom.l, seed=bloom.seed,
-                                perturbation=perturbation, bloom=bloom, p=p, q=q,
-                                oracle=UnaryEncoding(d=bloom.L, p=p, q=q)).items():
+                                perturbation=perturbation, bloom=bloom, p=p, q=q).items():
             object.__setattr__(self, name, value)
 
     @property
@@ -107,7 +82,7 @@ class BFRRCE:
 
         ``rng=None`` (clients) draws from the OS CSPRNG; seeds are for simulations only.
         """
-        return self.oracle.perturb_positions(self.bloom.positions(values), source(rng))
+        return perturb_positions(self.bloom.positions(values), self.L, self.p, self.q, rng)
 
     def privatize_sets(self, sets, rng=None):
         """Reports of parties holding sets of items (``unit="item"``)."""
@@ -132,13 +107,12 @@ class BFRRCE:
 
     def aggregate(self, reports):
         """Column sums of a batch of packed reports (validated, never modified)."""
-        sums = self.oracle.aggregate(reports)
-        return ColumnSums(self, sums.counts, sums.n)
+        reports = self.check_reports(reports)
+        return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
 
     def aggregate_batches(self, batches):
         """Column sums of an iterable of report batches (file chunks), one running counter."""
-        sums = self.oracle.aggregate_batches(batches)
-        return ColumnSums(self, sums.counts, sums.n)
+        return ColumnSums(self, *count_columns(batches, self.L))
 
     def empty_aggregate(self):
         return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
@@ -174,7 +148,7 @@ class BFRRCE:
 
     def null_variance(self, n):
         """Var(t̂_j) of a column no user touched: n q(1 − q)/(p − q)² (the oracle's f = 0 variance)."""
-        return self.oracle.variance(n)
+        return null_variance(n, self.p, self.q)
 
     def detection_limit(self, n, levels=(0.5, 0.9)):
         """Users a value needs to be detected with each probability (:mod:`bfrrce.estimation.detection`)."""

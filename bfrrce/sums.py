@@ -73,7 +73,12 @@ class Debiased:
     n: int
 
 
-def debias(counts, n, p, q):
+def null_variance(n: int, p: float, q: float) -> float:
+    """Var(t̂_j) of a column no user touched: n q(1 − q)/(p − q)²."""
+    return n * q * (1 - q) / (p - q) ** 2
+
+
+def debias(counts, n, p, q) -> Debiased:
     """:class:`Debiased` column sums (:func:`protocols.ue.debias_counts`), with the null variance."""
     t_hat, var = debias_counts(counts, n, p, q)
-    return Debiased(t_hat, var, n * q * (1 - q) / (p - q) ** 2, n)
+    return Debiased(t_hat, var, null_variance(n, p, q), n)

@@ -13,7 +13,6 @@ Theorem 2). Mechanisms override ``_support`` (reports → C) and set ``p_star``,
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -146,7 +145,3 @@ def check_counts(true_counts, d):
         raise LDPValueError(f"true_counts must be {d} non-negative integers, got shape {t.shape}")
     return t.astype(np.int64)
 
-
-def log_ratio(p, q):
-    """ln(p(1−q) / ((1−p)q)): the ε of one bit flipped with Pr[1|1] = p, Pr[1|0] = q."""
-    return math.log(p * (1 - q) / ((1 - p) * q))

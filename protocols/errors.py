@@ -15,3 +15,8 @@ class LDPTypeError(LDPError, TypeError):
 
 class IncompatibleError(LDPValueError):
     """Reports or aggregates come from a mechanism with other parameters."""
+
+
+class PrivacyWarning(UserWarning):
+    """The privacy guarantee is weaker than a parameter's name suggests (for example the paper's
+    per-bit budget, whose user-level ε is 2l times larger)."""

@@ -7,20 +7,14 @@ q = 1/(e^ε + d − 1). Pure protocol with p* = p, q* = q; Var = n(d − 2 + e^�
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
+from .accounting import grr_probabilities
 from .base import FrequencyOracle, SupportCounts, check_counts
 from .randomness import bernoulli, generator, integers, source
-
-
-def grr_probabilities(epsilon, k):
-    """(p, q) = (e^ε/(e^ε + k − 1), 1/(e^ε + k − 1)) of randomized response over k outputs."""
-    denom = math.exp(epsilon) + k - 1
-    return math.exp(epsilon) / denom, 1 / denom
 
 
 def randomize_index(src, values, k, p):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
+from .accounting import grr_probabilities
 from .base import FrequencyOracle
 from .randomness import bernoulli, integers, source
 
@@ -51,7 +52,7 @@ class HadamardResponse(FrequencyOracle):
         eps = check_epsilon(self.epsilon)
         d = check_int(self.d, "d", 2, 2 ** 40)
         K = 1 << d.bit_length()            # smallest power of two > d
-        p = math.exp(eps) / (math.exp(eps) + 1)
+        p, _ = grr_probabilities(eps, 2)        # inside C_v or not: binary randomized response
         self._set(epsilon=eps, d=d, K=K, p_star=p, q_star=0.5)
 
     def perturb(self, encoded, rng=None):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validate import check_array, check_epsilon, check_int, check_values
+from .accounting import optimal_theta, the_probabilities
 from .base import FrequencyOracle
 from .errors import LDPTypeError, LDPValueError
 from .randomness import laplace_grid, source
@@ -87,29 +88,6 @@ class SHE(FrequencyOracle):
 
     def output_distribution(self, value):
         raise LDPTypeError("SHE has an infinite output space: use coordinate_log_ratio()")
-
-
-def the_probabilities(epsilon, theta):
-    """(p, q) of THE: p = 1 − F(θ − 1), q = 1 − F(θ), F the CDF of Laplace(0, 2/ε)."""
-    b = 2 / epsilon
-    return 1 - 0.5 * math.exp((theta - 1) / b), 0.5 * math.exp(-theta / b)
-
-
-def optimal_theta(epsilon):
-    """θ in (1/2, 1) minimising the THE variance factor q(1 − q)/(p − q)² (golden-section search)."""
-    def cost(theta):
-        p, q = the_probabilities(epsilon, theta)
-        return q * (1 - q) / (p - q) ** 2
-
-    lo, hi = 0.5, 1.0
-    ratio = (math.sqrt(5) - 1) / 2
-    for _ in range(80):
-        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-        if cost(a) < cost(b):
-            hi = b
-        else:
-            lo = a
-    return (lo + hi) / 2
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,8 @@ import numpy as np
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
 from .base import FrequencyOracle
-from .grr import grr_probabilities, randomize_index
+from .accounting import grr_probabilities
+from .grr import randomize_index
 from .randomness import source
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

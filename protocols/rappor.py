@@ -32,7 +32,8 @@ import numpy as np
 
 from . import bits
 from ._validate import check_array, check_int, check_probability, check_range
-from .base import FrequencyOracle, SupportCounts, log_ratio
+from .accounting import log_ratio
+from .base import FrequencyOracle, SupportCounts
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys, murmur3_fixed
 from .randomness import randomized_response_packed, source

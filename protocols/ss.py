@@ -19,6 +19,7 @@ import numpy as np
 
 from . import bits
 from ._validate import check_epsilon, check_int, check_values
+from .accounting import subset_probabilities
 from .base import FrequencyOracle
 from .errors import IncompatibleError
 from .randomness import bernoulli, integers, random_bytes, source
@@ -36,9 +37,7 @@ class SubsetSelection(FrequencyOracle):
         d = check_int(self.d, "d", 2)
         k = max(1, round(d / (math.exp(eps) + 1))) if self.k is None else self.k
         k = check_int(k, "k", 1, d - 1)
-        e = math.exp(eps)
-        p_star = k * e / (k * e + d - k)
-        q_star = p_star * (k - 1) / (d - 1) + (1 - p_star) * k / (d - 1)
+        p_star, q_star = subset_probabilities(eps, d, k)
         self._set(epsilon=eps, d=d, k=k, p_star=p_star, q_star=q_star)
 
     def perturb(self, encoded, rng=None):

@@ -16,7 +16,8 @@ import numpy as np
 
 from . import bits
 from ._validate import check_epsilon, check_int, check_probability, check_values
-from .base import FrequencyOracle, SupportCounts, check_counts, log_ratio
+from .accounting import log_ratio, oue_probabilities, sue_probabilities
+from .base import FrequencyOracle, SupportCounts, check_counts
 from .errors import LDPValueError
 from .randomness import generator, randomized_response_packed, source
 
@@ -50,26 +51,7 @@ class UnaryEncoding(FrequencyOracle):
     def perturb(self, encoded, rng=None):
         """Perturb one-hot encodings of ``encoded`` values into packed reports."""
         values = check_values(encoded, self.d)
-        return self.perturb_positions(values[:, None], rng)
-
-    def perturb_positions(self, positions, rng=None, width=None):
-        """Perturb bit vectors given by the positions of their ones.
-
-        Parameters
-        ----------
-        positions : int array (n, k)
-            Row i has ones at ``positions[i]`` (repeats allowed), zeros elsewhere.
-        width : int, optional
-            Number of bits per report (default ``d``).
-
-        Returns packed uint8 reports (n, ceil(width/8)).
-        """
-        width = self.d if width is None else width
-        positions = np.asarray(positions, dtype=np.int64)
-        n = positions.shape[0]
-        rows = np.repeat(np.arange(n), positions.shape[1])
-        return randomized_response_packed(source(rng), (n, width), (rows, positions.ravel()),
-                                          self.p, self.q)
+        return perturb_positions(values[:, None], self.d, self.p, self.q, rng)
 
     def check_reports(self, reports):
         return bits.check_packed(reports, self.d)
@@ -85,14 +67,8 @@ class UnaryEncoding(FrequencyOracle):
         return bits.column_sums(reports, self.d)
 
     def aggregate_batches(self, batches):
-        """One aggregate of an iterable of report batches, with one running bit-sliced
-        :class:`protocols.bits.ColumnCounter` (batches are validated, never kept)."""
-        counter, n = bits.ColumnCounter(self.d), 0
-        for reports in batches:
-            reports = self.check_reports(reports)
-            counter.add(reports)
-            n += len(reports)
-        return SupportCounts(self, counter.counts(), n)
+        """One aggregate of an iterable of report batches (:func:`count_columns`)."""
+        return SupportCounts(self, *count_columns(batches, self.d))
 
     def output_distribution(self, value):
         """Exact Pr[report | value] over all 2^d reports (keys: packed bytes). Small d only."""
@@ -100,15 +76,46 @@ class UnaryEncoding(FrequencyOracle):
         return bit_vector_distribution(np.arange(self.d) == value, self.p, self.q)
 
 
-def sue_probabilities(epsilon):
-    """SUE's (p, q) = (e^{ε/2}/(e^{ε/2} + 1), 1/(e^{ε/2} + 1)): ε split over two flipped bits."""
-    half = math.exp(epsilon / 2)
-    return half / (half + 1), 1 / (half + 1)
+def perturb_positions(positions, width, p, q, rng=None):
+    """Per-bit randomized response on bit vectors given by the positions of their ones.
+
+    Parameters
+    ----------
+    positions : int array (n, k)
+        Row i has ones at ``positions[i]`` (repeats allowed), zeros elsewhere.
+    width : int
+        Bits per report.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    rng : None, int or Generator
+        None: the OS CSPRNG (clients); a seed or generator for simulations only.
+
+    Returns
+    -------
+    numpy.ndarray
+        Packed uint8 reports (n, ceil(width/8)), little-endian bit order.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    n = positions.shape[0]
+    rows = np.repeat(np.arange(n), positions.shape[1])
+    return randomized_response_packed(source(rng), (n, width), (rows, positions.ravel()), p, q)
 
 
-def oue_probabilities(epsilon):
-    """OUE's (p, q) = (1/2, 1/(e^ε + 1)) (Wang et al. 2017)."""
-    return 0.5, 1 / (math.exp(epsilon) + 1)
+def count_columns(batches, d):
+    """Column sums of an iterable of packed report batches with one running bit-sliced
+    :class:`protocols.bits.ColumnCounter`; each batch is validated, never kept.
+
+    Returns
+    -------
+    (numpy.ndarray, int)
+        The int64 column sums (d,) and the number of reports.
+    """
+    counter, n = bits.ColumnCounter(d), 0
+    for reports in batches:
+        reports = bits.check_packed(reports, d)
+        counter.add(reports)
+        n += len(reports)
+    return counter.counts(), n
 
 
 def debias_counts(counts, n, p, q):

@@ -1,5 +1,6 @@
-"""Exact privacy of BFRRCE by enumerating every report of small filters (DESIGN §2)."""
+"""Exact privacy of BFRRCE by enumerating every report of small filters (docs/privacy.md)."""
 
+import dataclasses
 import math
 import warnings
 
@@ -7,7 +8,7 @@ import pytest
 
 from bfrrce import BFRRCE, PrivacyWarning
 from bfrrce.accounting import flip_probabilities, user_epsilon
-from protocols import exact_epsilon
+from protocols import LDPValueError, audit_mechanism, exact_epsilon
 
 
 def disjoint_pair(mech):
@@ -75,3 +76,26 @@ def test_paper_per_bit_budget_reports_true_epsilon():
         warnings.simplefilter("ignore", PrivacyWarning)
         assert exact_epsilon(mech.output_distribution, disjoint_pair(mech)) == pytest.approx(2.4)
         assert BFRRCE(per_bit_epsilon=0.4, L=8, l=3, unit="item").epsilon == pytest.approx(1.2)
+
+
+def test_replace_works_in_every_mode():
+    mech = BFRRCE(epsilon=2.0, L=64, l=2)
+    assert dataclasses.replace(mech, L=128) == BFRRCE(epsilon=2.0, L=128, l=2)
+    with pytest.warns(PrivacyWarning):
+        perbit = BFRRCE(per_bit_epsilon=0.5)
+    with pytest.warns(PrivacyWarning):
+        wider = dataclasses.replace(perbit, L=128)
+    assert (wider.L, wider.per_bit_epsilon, wider.epsilon) == (128, 0.5, pytest.approx(1.0))
+    with pytest.warns(PrivacyWarning, match="ε = 3"):
+        more = dataclasses.replace(perbit, l=3)                      # ε recomputed: 2·3·0.5
+    assert more.epsilon == pytest.approx(3.0) and more.p == perbit.p
+    with pytest.raises(LDPValueError, match="exactly one"):
+        BFRRCE(epsilon=1.0, per_bit_epsilon=0.5)                  # a given ε is not derived
+
+
+def test_public_epsilon_is_what_the_audit_measures():
+    """The exact audit runs on the object users hold: its ε is the user-level one."""
+    mech = BFRRCE(epsilon=4.0, L=8, l=2)
+    assert not hasattr(mech, "oracle")
+    result = audit_mechanism(mech, inputs=disjoint_pair(mech))
+    assert result.claimed == 4.0 and result.tight

@@ -8,7 +8,7 @@ import pytest
 from protocols import (GRR, OLH, OUE, RAPPOR, SUE, THE, HadamardResponse, IncompatibleError,
                        LDPError, LDPTypeError, LDPValueError, SubsetSelection, exact_epsilon)
 from protocols import bits
-from protocols.he import optimal_theta, the_probabilities
+from protocols.accounting import optimal_theta, the_probabilities
 
 from conftest import ORACLES, fixed_values, make_oracle, tolerance_mean
 

@@ -42,9 +42,8 @@ import numpy as np
 
 from protocols import bits
 from protocols._validate import check_int
-from protocols.errors import IncompatibleError, LDPError, LDPTypeError, LDPValueError
+from protocols.errors import IncompatibleError, LDPError, LDPTypeError, LDPValueError, PrivacyWarning
 
-from ..accounting import PrivacyWarning
 from ..mechanism import BFRRCE
 from ..sums import ColumnSums
 
