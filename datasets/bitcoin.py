@@ -1,30 +1,42 @@
 """Real Bitcoin mainnet data: block files in, output addresses out.
 
 Reads Bitcoin Core ``blk*.dat`` streams (4-byte network magic, 4-byte little-endian length,
-serialized block; records of other networks are skipped) and files of raw serialized blocks,
+serialized block; records of other networks are skipped; files obfuscated with the
+``xor.dat`` key of Bitcoin Core 28+ are de-obfuscated) and files of raw serialized blocks,
 including segregated-witness transactions (BIP 144 marker and flag). Every block's merkle root
 is checked against its transactions, so corrupted or misparsed bytes are refused, not read as
-data. Blocks are deduplicated by hash. Output scripts become addresses: P2PKH and P2SH (base58check), P2WPKH and P2WSH
-(bech32, BIP 173), P2TR (bech32m, BIP 350), P2PK as the P2PKH address of its key; OP_RETURN,
-bare multisig and non-standard scripts have none. Nothing is downloaded.
+data. Blocks are deduplicated by hash. Output scripts become addresses: P2PKH and P2SH
+(base58check), P2WPKH and P2WSH (bech32, BIP 173), P2TR (bech32m, BIP 350), P2PK as the P2PKH
+address of its key; OP_RETURN, bare multisig and non-standard scripts have none. Nothing is
+downloaded: by default :func:`load` reads the sample shipped in ``data/`` (see
+``data/README.md``: 51,126 output addresses of 610 real blocks).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import struct
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from protocols.errors import LDPError, LDPValueError
+
 MAINNET = b"\xf9\xbe\xb4\xd9"
 OTHER_MAGICS = {b"\x0b\x11\x09\x07", b"\xfa\xbf\xb5\xda", b"\x0a\x03\xcf\x40", b"\x1c\x16\x3f\x28"}
-DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "bitcoin"
-ENV_VAR = "BFRRCE_BITCOIN_PATH"
+BLOCK_SUFFIXES = (".dat", ".blk")
+DATA = Path(__file__).resolve().parent / "data"
+SAMPLE = DATA / "bitcoin_outputs.csv.gz"
 
 
-class BitcoinFormatError(ValueError):
-    """Bytes that do not parse as Bitcoin blocks."""
+class BitcoinFormatError(LDPValueError):
+    """Bytes that do not parse as Bitcoin blocks, or a block file that cannot be read."""
+
+
+class BitcoinPathError(LDPError, FileNotFoundError):
+    """A path that holds no Bitcoin data: it does not exist, or is a folder without block files."""
 
 
 def sha256d(data):
@@ -112,9 +124,20 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Transaction:
+    txid: str
+    segwit: bool
+    input_scripts: tuple
+    outputs: tuple
+
+
+@dataclass(frozen=True)
 class Block:
     hash: str
+    prev_hash: str
+    version: int
     time: int
+    bip34_height: int | None
     outputs: tuple
 
 
@@ -136,43 +159,69 @@ class _Reader:
         return int.from_bytes(self.take({0xFD: 2, 0xFE: 4, 0xFF: 8}[first]), "little")
 
 
+def _transaction(r):
+    """The transaction at the reader's position, and its txid in internal byte order.
+
+    The txid hashes the serialization without the BIP 144 marker, flag and witnesses.
+    """
+    start = r.pos
+    r.take(4)
+    segwit = r.data[r.pos:r.pos + 2] == b"\x00\x01"
+    if segwit:
+        r.take(2)
+    body_start = r.pos
+    scripts = []
+    for _ in range(r.varint()):
+        r.take(36)
+        scripts.append(r.take(r.varint()))
+        r.take(4)
+    spent = []
+    for _ in range(r.varint()):
+        value = struct.unpack("<q", r.take(8))[0]
+        spent.append((value, *script_address(r.take(r.varint()))))
+    body_end = r.pos
+    if segwit:
+        for _ in scripts:
+            for _ in range(r.varint()):
+                r.take(r.varint())
+    lock = r.take(4)
+    raw_id = sha256d(r.data[start:start + 4] + r.data[body_start:body_end] + lock)
+    txid = raw_id[::-1].hex()
+    outputs = tuple(Output(txid, vout, *o) for vout, o in enumerate(spent))
+    return Transaction(txid, segwit, tuple(scripts), outputs), raw_id
+
+
+def parse_transaction(data, pos=0):
+    """Parse one serialized transaction at ``pos``; returns (Transaction, position after it)."""
+    r = _Reader(data, pos)
+    tx, _ = _transaction(r)
+    return tx, r.pos
+
+
+def _bip34_height(version, coinbase):
+    """The height a version >= 2 block pushes first in its coinbase script (BIP 34), else None."""
+    script = coinbase.input_scripts[0] if coinbase.input_scripts else b""
+    if version < 2 or not script or not 1 <= script[0] <= 8 or len(script) < 1 + script[0]:
+        return None
+    return int.from_bytes(script[1:1 + script[0]], "little")
+
+
 def parse_block(data, pos=0):
     """Parse one serialized block at ``pos``; returns (Block, position after it)."""
     r = _Reader(data, pos)
     header = r.take(80)
     block_hash = sha256d(header)[::-1].hex()
-    time = struct.unpack_from("<I", header, 68)[0]
-    outputs, txids = [], []
+    version, time = struct.unpack_from("<I", header, 0)[0], struct.unpack_from("<I", header, 68)[0]
+    txs, ids = [], []
     for _ in range(r.varint()):
-        start = r.pos
-        r.take(4)
-        segwit = r.data[r.pos:r.pos + 2] == b"\x00\x01"
-        if segwit:
-            r.take(2)
-        body_start = r.pos
-        n_in = r.varint()
-        for _ in range(n_in):
-            r.take(36)
-            r.take(r.varint())
-            r.take(4)
-        tx_outputs = []
-        for vout in range(r.varint()):
-            value = struct.unpack("<q", r.take(8))[0]
-            kind, address = script_address(r.take(r.varint()))
-            tx_outputs.append((vout, value, kind, address))
-        body_end = r.pos
-        if segwit:
-            for _ in range(n_in):
-                for _ in range(r.varint()):
-                    r.take(r.varint())
-        lock = r.take(4)
-        stripped = data[start:start + 4] + data[body_start:body_end] + lock
-        txids.append(sha256d(stripped))
-        txid = txids[-1][::-1].hex()
-        outputs.extend(Output(txid, v, val, k, a) for v, val, k, a in tx_outputs)
-    if not txids or merkle_root(txids) != header[36:68]:
+        tx, raw_id = _transaction(r)
+        txs.append(tx)
+        ids.append(raw_id)
+    if not ids or merkle_root(ids) != header[36:68]:
         raise BitcoinFormatError(f"block {block_hash}: merkle root does not match its transactions")
-    return Block(block_hash, time, tuple(outputs)), r.pos
+    outputs = tuple(o for tx in txs for o in tx.outputs)
+    return Block(block_hash, header[4:36][::-1].hex(), version, time,
+                 _bip34_height(version, txs[0]), outputs), r.pos
 
 
 def merkle_root(hashes):
@@ -203,29 +252,96 @@ def iter_blocks(data):
             yield block
 
 
-def bitcoin_dir(path=None):
-    """The data folder: ``path``, else $BFRRCE_BITCOIN_PATH, else ../shared/datasets/bitcoin."""
-    return Path(path or os.environ.get(ENV_VAR) or DEFAULT_DIR)
+def block_files(path):
+    """The block files at ``path``, sorted by name.
 
+    A file is returned as is. In a folder (or its ``blocks/`` subfolder, as in a Bitcoin Core
+    data directory): its ``blk*.dat`` files if it has any (Bitcoin Core's ``rev*.dat`` undo
+    files are not blocks), else every ``.dat`` and ``.blk`` file.
 
-def block_files(path=None):
-    root = bitcoin_dir(path)
+    Raises
+    ------
+    BitcoinPathError
+        If ``path`` does not exist or the folder holds no block files.
+    """
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise BitcoinPathError(f"no such file or folder: {root}")
     if root.is_file():
         return [root]
     folder = root / "blocks" if (root / "blocks").is_dir() else root
-    files = sorted(p for p in folder.iterdir() if p.suffix in (".dat", ".blk"))
+    files = sorted(folder.glob("blk*.dat")) or sorted(
+        p for p in folder.iterdir() if p.suffix in BLOCK_SUFFIXES and p.is_file())
     if not files:
-        raise FileNotFoundError(f"no .dat or .blk block files in {folder}")
+        raise BitcoinPathError(f"no blk*.dat, .dat or .blk block files in {folder}")
     return files
+
+
+def read_block_file(path):
+    """The bytes of a block file, XORed with the key in ``xor.dat`` beside it if that is non-zero.
+
+    Bitcoin Core 28+ obfuscates the ``blk*.dat`` files of a new data directory: byte ``i`` of a
+    file is stored XORed with byte ``i mod 8`` of the 8-byte key in ``blocks/xor.dat``.
+
+    Raises
+    ------
+    BitcoinFormatError
+        If the file cannot be read (permissions, a folder, an I/O error).
+    """
+    path = Path(path)
+    key_file = path.parent / "xor.dat"
+    try:
+        data = path.read_bytes()
+        key = key_file.read_bytes() if key_file.is_file() else b""
+    except OSError as exc:
+        raise BitcoinFormatError(f"cannot read block file {path}: {exc.strerror or exc}") from exc
+    if key.strip(b"\0"):
+        mask = np.resize(np.frombuffer(key, np.uint8), len(data))
+        data = (np.frombuffer(data, np.uint8) ^ mask).tobytes()
+    return data
+
+
+def iter_distinct_blocks(paths):
+    """Blocks of the given files in file order, each hash once (later copies are skipped)."""
+    seen = set()
+    for path in paths:
+        for block in iter_blocks(read_block_file(path)):
+            if block.hash not in seen:
+                seen.add(block.hash)
+                yield block
 
 
 def read_blocks(paths):
     """Distinct blocks (by hash) of the given files, in file order."""
-    seen = {}
-    for path in paths:
-        for block in iter_blocks(Path(path).read_bytes()):
-            seen.setdefault(block.hash, block)
-    return list(seen.values())
+    return list(iter_distinct_blocks(paths))
+
+
+def block_heights(blocks, hints=None):
+    """The height of each block (hash → height), None where the blocks cannot tell.
+
+    In order of precedence: the genesis block (previous hash zero) has height 0; a version >= 2
+    block states its height first in its coinbase script (BIP 34); ``hints`` (hash → height)
+    gives the rest. Each height spreads along the previous-hash links among ``blocks``: the
+    parent of a block at height h is at h − 1, its children at h + 1.
+    """
+    by_hash = {b.hash: b for b in blocks}
+    links = {h: [] for h in by_hash}
+    for b in blocks:
+        if b.prev_hash in by_hash:
+            links[b.prev_hash].append((b.hash, 1))
+            links[b.hash].append((b.prev_hash, -1))
+    seeds = ({b.hash: 0 for b in blocks if b.prev_hash == "0" * 64},
+             {b.hash: b.bip34_height for b in blocks if b.bip34_height is not None},
+             {h: v for h, v in (hints or {}).items() if h in by_hash})
+    heights = {}
+    for seed in seeds:
+        queue = deque(seed.items())
+        while queue:
+            h, v = queue.popleft()
+            if h not in heights:
+                heights[h] = v
+                queue.extend((k, v + step) for k, step in links[h] if k not in heights)
+    return {h: heights.get(h) for h in by_hash}
 
 
 def output_addresses(blocks):
