@@ -344,6 +344,117 @@ def block_heights(blocks, hints=None):
     return {h: heights.get(h) for h in by_hash}
 
 
-def output_addresses(blocks):
-    """Addresses of every output that has one, one entry per output."""
-    return [o.address for b in blocks for o in b.outputs if o.address is not None]
+def load(path=None, column="address", seed=0):
+    """The fields of the ``bitcoin`` dataset: output addresses, one per addressed output.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        None (the default): the shipped sample ``data/bitcoin_outputs.csv.gz`` (51,126 outputs
+        of 610 real mainnet blocks, see ``data/README.md``). A folder: a Bitcoin Core data
+        directory or its ``blocks/`` folder (``blk*.dat``), or any folder of ``.dat``/``.blk``
+        block files. A ``.dat`` or ``.blk`` file: one block file. Any other file: an export
+        (CSV, TSV or Parquet, optionally gzipped) with an address column.
+    column : str
+        The export's address column (default ``"address"``).
+    seed : int
+        Seed of the decoy candidates, see :func:`candidates`.
+
+    Returns
+    -------
+    dict
+        ``values`` (array of str, one address per addressed output, deduplicated blocks),
+        ``cardinality``, ``candidates`` (:func:`candidates` of the values), ``description``,
+        ``provenance``, ``extra`` (``{"blocks": count}`` when read from blocks).
+
+    Raises
+    ------
+    BitcoinPathError
+        If ``path`` does not exist or is a folder without block files.
+    BitcoinFormatError
+        If a file cannot be read, a block file holds bytes that are not blocks, or the blocks
+        have no addressed output.
+    bfrrce.io.InputError
+        (an LDPError and ValueError) If an export lacks ``column`` or holds no values.
+    """
+    from bfrrce.io import read_values
+
+    source = SAMPLE if path is None else Path(path).expanduser()
+    if not source.exists():
+        raise BitcoinPathError(f"no such file or folder: {source}")
+    if source.is_dir() or source.suffix in BLOCK_SUFFIXES:
+        values, blocks = [], 0
+        for block in iter_distinct_blocks(block_files(source)):
+            blocks += 1
+            values.extend(o.address for o in block.outputs if o.address is not None)
+        if not values:
+            raise BitcoinFormatError(f"no output with an address in the blocks of {source}")
+        extra, what = {"blocks": blocks}, f"output addresses of {blocks:,} distinct mainnet blocks"
+    else:
+        try:
+            values = read_values(source, column)
+        except OSError as exc:
+            raise BitcoinFormatError(f"cannot read {source}: {exc.strerror or exc}") from exc
+        extra, what = {}, f"output addresses (column {column!r})"
+    values = np.array(values)
+    domain = candidates(values, seed)
+    distinct = len(domain) // 2
+    origin = "the shipped sample of real mainnet blocks (datasets/data/README.md)" if path is None \
+        else f"Bitcoin data read from {source}"
+    return dict(values=values, cardinality=distinct, candidates=domain,
+                description=f"{len(values):,} {what}, {distinct:,} distinct; candidates: these "
+                            f"{distinct:,} plus {distinct:,} decoy addresses (seed {seed})",
+                provenance=origin, extra=extra)
+
+
+def _decoy(address, payload):
+    """A well-formed address of the kind of ``address`` whose hash or program is ``payload``'s start."""
+    if address.startswith("bc1") and len(address) > 10:
+        version = _BECH32.find(address[3])
+        size = (len(address) - 10) * 5 // 8           # characters after "bc1", version, checksum
+        if version >= 0 and 2 <= size <= len(payload):
+            return segwit_address(version, payload[:size])
+    return base58check((b"\x05" if address.startswith("3") else b"\x00") + payload[:20])
+
+
+def candidates(addresses=None, seed=0):
+    """The distinct ``addresses`` and as many well-formed addresses that are not among them, sorted.
+
+    Realistic candidates for the candidate-based estimators: the true distinct values alone
+    would be an oracle domain that flatters them. Each distinct address, in sorted order, gets
+    one decoy of its own kind from the i-th row of
+    ``numpy.random.default_rng(seed).integers(0, 256, size=(D, 32), dtype=numpy.uint8)``:
+    a ``1...`` (P2PKH) or ``3...`` (P2SH) address gets the base58check address of its version
+    byte (0x00 or 0x05) and the row's first 20 bytes as the hash; a ``bc1...`` address the
+    bech32 (v0, BIP 173) or bech32m (v1+, BIP 350) address of its witness version with the row's
+    first bytes as a program of its length; anything else a P2PKH decoy. So the candidates have
+    the mix of kinds of the data, and the kind of an address tells nothing about its presence.
+
+    Parameters
+    ----------
+    addresses : array-like of str, optional
+        Addresses, repeats allowed; default the shipped sample's (:data:`SAMPLE`).
+    seed : int
+        Seed of the decoys.
+
+    Returns
+    -------
+    numpy.ndarray of str
+        2·D sorted addresses, D the number of distinct ``addresses``.
+
+    Raises
+    ------
+    LDPValueError
+        If a decoy equals an address or another decoy (probability below D²·2^-160 for the
+        20-byte hashes; never seen).
+    """
+    if addresses is None:
+        from bfrrce.io import read_values
+        addresses = read_values(SAMPLE, "address")
+    distinct = np.unique(np.asarray(addresses, dtype=str))
+    payloads = np.random.default_rng(seed).integers(0, 256, size=(len(distinct), 32), dtype=np.uint8)
+    decoys = np.array([_decoy(a, p.tobytes()) for a, p in zip(distinct.tolist(), payloads)])
+    both = np.concatenate([distinct, decoys])
+    if len(np.unique(both)) != len(both):
+        raise LDPValueError(f"seed {seed}: a decoy address collides; use another seed")
+    return np.sort(both)
