@@ -395,7 +395,8 @@ def load(path=None, column="address", seed=0):
             values = read_values(source, column)
         except OSError as exc:
             raise BitcoinFormatError(f"cannot read {source}: {exc.strerror or exc}") from exc
-        extra, what = {}, f"output addresses (column {column!r})"
+        extra = {}
+        what = "output addresses" + (f" (column {column!r})" if path is not None else "")
     values = np.array(values)
     domain = candidates(values, seed)
     distinct = len(domain) // 2
