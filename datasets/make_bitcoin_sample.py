@@ -120,7 +120,8 @@ def summary(rows, n_blocks):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", required=True, help="folder of the raw block files")
-    parser.add_argument("--out", default=str(bitcoin.DATA), help="folder to write (default: the shipped data/)")
+    parser.add_argument("--out", default=str(bitcoin.DATA),
+                        help="folder to write (default: the shipped data/)")
     parser.add_argument("--check", action="store_true",
                         help="compare with the files in --out instead of writing; exit 1 if any differs")
     args = parser.parse_args(argv)

@@ -12,6 +12,7 @@ import datasets
 from datasets import bitcoin, make_bitcoin_sample, synthetic
 from protocols.errors import LDPError, LDPValueError
 
+
 @pytest.mark.parametrize("name, n", [("synthetic-1", 2000), ("synthetic-2", 10000)])
 def test_paper_synthetic_sets(name, n):
     data = datasets.load(name)
@@ -82,7 +83,8 @@ def test_users_blocks_folder(tmp_path):
     blocks.mkdir()
     key = bytes(range(1, 9))
     data = np.frombuffer(GENESIS.read_bytes() * 2, np.uint8)
-    (blocks / "blk00000.dat").write_bytes((data ^ np.resize(np.frombuffer(key, np.uint8), data.size)).tobytes())
+    mask = np.resize(np.frombuffer(key, np.uint8), data.size)
+    (blocks / "blk00000.dat").write_bytes((data ^ mask).tobytes())
     (blocks / "xor.dat").write_bytes(key)
     (blocks / "rev00000.dat").write_bytes(b"undo data, not blocks")
     for path in (tmp_path, blocks, blocks / "blk00000.dat"):
@@ -152,7 +154,8 @@ def _well_formed(address):
         num = num * 58 + B58.index(c)
     raw = num.to_bytes(25, "big")
     version = {"1": 0, "3": 5}[address[0]]
-    return raw[0] == version and raw[-4:] == hashlib.sha256(hashlib.sha256(raw[:-4]).digest()).digest()[:4]
+    checksum = hashlib.sha256(hashlib.sha256(raw[:-4]).digest()).digest()[:4]
+    return raw[0] == version and raw[-4:] == checksum
 
 
 def _kind(address):
@@ -205,7 +208,8 @@ def test_regenerated_sample_equals_the_reference_table(regenerated):
     files, figures = regenerated
     assert gzip.decompress(files[bitcoin.SAMPLE.name]) == gzip.decompress(bitcoin.SAMPLE.read_bytes())
     assert "distinct blocks: 610" in figures
-    assert files[make_bitcoin_sample.GENESIS_FILE] == (SHARED / "blocks" / "hcl_genesis.blk").read_bytes()
+    genesis = (SHARED / "blocks" / make_bitcoin_sample.GENESIS_FILE).read_bytes()
+    assert files[make_bitcoin_sample.GENESIS_FILE] == genesis
 
 
 @needs_shared
@@ -217,7 +221,8 @@ def test_regeneration_check(regenerated, monkeypatch, tmp_path, capsys):
     assert make_bitcoin_sample.main(argv + ["--out", str(tmp_path)]) == 0
     genesis = tmp_path / make_bitcoin_sample.GENESIS_FILE
     genesis.write_bytes(genesis.read_bytes()[:-1] + b"\x01")
-    (tmp_path / bitcoin.SAMPLE.name).write_bytes(gzip.compress(gzip.decompress(bitcoin.SAMPLE.read_bytes()), 1))
+    recompressed = gzip.compress(gzip.decompress(bitcoin.SAMPLE.read_bytes()), compresslevel=1)
+    (tmp_path / bitcoin.SAMPLE.name).write_bytes(recompressed)
     capsys.readouterr()
     assert make_bitcoin_sample.main(argv + ["--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
