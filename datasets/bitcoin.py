@@ -191,8 +191,32 @@ def _transaction(r):
     return Transaction(txid, segwit, tuple(scripts), outputs), raw_id
 
 
-def parse_transaction(data, pos=0):
-    """Parse one serialized transaction at ``pos``; returns (Transaction, position after it)."""
+def parse_transaction(data: bytes, pos: int = 0) -> tuple[Transaction, int]:
+    """Parse one serialized transaction, with or without witnesses.
+
+    Parameters
+    ----------
+    data : bytes
+        Holds the transaction at ``pos``.
+    pos : int
+        Where it starts.
+
+    Returns
+    -------
+    (Transaction, int)
+        The transaction (txid, whether it has the BIP 144 marker and flag, input scripts,
+        outputs) and the position after it.
+
+    Raises
+    ------
+    BitcoinFormatError
+        If ``data`` ends inside the transaction.
+
+    References
+    ----------
+    BIP 144, "Segregated Witness (Peer Services)": the txid is sha256d of the serialization
+    without marker, flag and witnesses.
+    """
     r = _Reader(data, pos)
     tx, _ = _transaction(r)
     return tx, r.pos
@@ -316,13 +340,29 @@ def read_blocks(paths):
     return list(iter_distinct_blocks(paths))
 
 
-def block_heights(blocks, hints=None):
-    """The height of each block (hash → height), None where the blocks cannot tell.
+def block_heights(blocks, hints: dict | None = None) -> dict:
+    """The height of each block, None where the blocks cannot tell.
 
     In order of precedence: the genesis block (previous hash zero) has height 0; a version >= 2
-    block states its height first in its coinbase script (BIP 34); ``hints`` (hash → height)
-    gives the rest. Each height spreads along the previous-hash links among ``blocks``: the
-    parent of a block at height h is at h − 1, its children at h + 1.
+    block states its height first in its coinbase script (BIP 34); ``hints`` gives the rest.
+    Each height spreads along the previous-hash links among ``blocks``: the parent of a block
+    at height h is at h − 1, its children at h + 1.
+
+    Parameters
+    ----------
+    blocks : iterable of Block
+        Distinct blocks, in any order (Bitcoin Core stores them out of order).
+    hints : dict, optional
+        Block hash → height, used only for blocks that the rules above leave unknown.
+
+    Returns
+    -------
+    dict
+        Block hash → height (int) or None.
+
+    References
+    ----------
+    BIP 34, "Block v2, Height in Coinbase".
     """
     by_hash = {b.hash: b for b in blocks}
     links = {h: [] for h in by_hash}
@@ -344,7 +384,7 @@ def block_heights(blocks, hints=None):
     return {h: heights.get(h) for h in by_hash}
 
 
-def load(path=None, column="address", seed=0):
+def load(path: str | Path | None = None, column: str = "address", seed: int = 0) -> dict:
     """The fields of the ``bitcoin`` dataset: output addresses, one per addressed output.
 
     Parameters
@@ -418,7 +458,7 @@ def _decoy(address, payload):
     return base58check((b"\x05" if address.startswith("3") else b"\x00") + payload[:20])
 
 
-def candidates(addresses=None, seed=0):
+def candidates(addresses=None, seed: int = 0) -> np.ndarray:
     """The distinct ``addresses`` and as many well-formed addresses that are not among them, sorted.
 
     Realistic candidates for the candidate-based estimators: the true distinct values alone
@@ -448,6 +488,10 @@ def candidates(addresses=None, seed=0):
     LDPValueError
         If a decoy equals an address or another decoy (probability below D²·2^-160 for the
         20-byte hashes; never seen).
+
+    References
+    ----------
+    BIP 13 (P2SH addresses), BIP 173 (bech32), BIP 350 (bech32m).
     """
     if addresses is None:
         from bfrrce.io import read_values
