@@ -57,7 +57,7 @@ def combine(visible, visible_se, simpson, simpson_se):
     var = visible_se ** 2 + simpson_se ** 2
     if var <= 0:
         return visible, 0.0, 0.0
-    w0 = min(max(visible_se ** 2 / var, 0.01), 0.99)
+    w0 = min(max(visible_se ** 2 / var, 1e-9), 1 - 1e-9)
     d = (simpson - visible) / math.sqrt(var)
     omega = stats.norm.cdf(d + stats.norm.ppf(w0)) if d >= 0 else w0 * math.exp(-d * d / 2)
     se = math.sqrt(omega ** 2 * simpson_se ** 2 + (1 - omega) ** 2 * visible_se ** 2)
