@@ -54,7 +54,7 @@ def main(argv=None):
                     est = mech.estimate(agg, candidates, method=method)
                     errors.append(abs(est.value - D) / D)
                     values_hat.append(est.value)
-                    covered += est.ci[0] <= D <= est.ci[1]
+                    covered += est.interval[0] <= D <= est.interval[1]
                 errors = np.array(errors)
                 print(f"{eps:4g} {name:30} {errors.mean():7.3f} {errors.std(ddof=1) / math.sqrt(len(errors)):6.3f} "
                       f"{covered / args.runs:6.2f} {np.mean(values_hat):8.1f} {mech.detection_limit(args.n)[0.5]:7.0f}")

@@ -11,7 +11,7 @@ Every oracle is an immutable object built with keyword arguments::
 """
 
 from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
-from .base import FrequencyOracle, SupportCounts
+from .base import Estimate, FrequencyOracle, Mechanism, SupportCounts
 from .consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
 from .errors import (FormatError, IncompatibleError, InputError, LDPError, LDPTypeError, LDPValueError,
                      PrivacyWarning)
@@ -29,9 +29,9 @@ DirectEncoding = GRR
 
 __all__ = [
     "BLH", "GRR", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
-    "CandidateEstimates", "DirectEncoding", "DuchiMean", "FormatError", "FrequencyOracle",
+    "CandidateEstimates", "DirectEncoding", "DuchiMean", "Estimate", "FormatError", "FrequencyOracle",
     "HadamardResponse", "IncompatibleError", "InputError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
-    "MeanAggregate", "PiecewiseMean", "PrivacyWarning", "RandomizedResponse", "RapporReports", "SubsetSelection",
+    "MeanAggregate", "Mechanism", "PiecewiseMean", "PrivacyWarning", "RandomizedResponse", "RapporReports", "SubsetSelection",
     "SupportCounts", "SystemRandom", "UnaryEncoding", "audit_mechanism", "base_cut", "base_pos",
     "empirical_epsilon", "exact_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub",
 ]

@@ -35,7 +35,7 @@ def test_confidence_intervals_cover(method, eps):
     hits = 0
     for s in range(runs):
         est = mech.estimate(mech.simulate(values, rng=s, counts=counts), CANDIDATES, method=method)
-        hits += est.ci[0] <= D <= est.ci[1]
+        hits += est.interval[0] <= D <= est.interval[1]
     assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
 
 
@@ -101,8 +101,8 @@ def test_estimate_object_and_methods():
     est = estimate_distinct(values, epsilon=8.0, rng=0, L=256)
     assert isinstance(est, CardinalityEstimate)
     assert est.method == "fill" and est.parameters["n"] == 4000
-    assert est.ci[0] <= est.value <= est.ci[1]
-    assert abs(est.value - 20) <= 5 * est.stderr + 1
+    assert est.interval[0] <= est.value <= est.interval[1]
+    assert abs(est.value - 20) <= 5 * est.std_error + 1
     est = estimate_distinct(values, epsilon=8.0, rng=0, L=256, candidates=list(range(100)))
     assert est.method == "corrected" and est.details["detected"][:20].all()
     text = str(est)
@@ -137,7 +137,7 @@ def test_fill_is_unbiased_when_many_values_collide():
         values = rng.choice(np.arange(5000), D, replace=False)
         est = mech.estimate(mech.simulate(values, rng=rng, counts=np.full(D, n // D)))
         estimates.append(est.value)
-        covered += est.ci[0] <= D <= est.ci[1]
+        covered += est.interval[0] <= D <= est.interval[1]
     estimates = np.array(estimates)
     assert abs(estimates.mean() - D) <= 5 * estimates.std(ddof=1) / np.sqrt(runs)
     assert covered / runs >= 0.95 - 5 * np.sqrt(0.95 * 0.05 / runs)

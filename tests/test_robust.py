@@ -43,5 +43,5 @@ def test_crafted_reports_are_rejected():
     clean = mech.estimate(mech.aggregate(honest))
     attacked = mech.estimate(mech.aggregate(np.concatenate([honest, all_ones, chosen])))
     defended = mech.estimate(mech.aggregate(kept))
-    assert abs(defended.value - clean.value) <= 3 * clean.stderr
-    assert abs(attacked.value - clean.value) > 3 * clean.stderr
+    assert abs(defended.value - clean.value) <= 3 * clean.std_error
+    assert abs(attacked.value - clean.value) > 3 * clean.std_error

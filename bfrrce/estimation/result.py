@@ -1,4 +1,5 @@
-"""The result object of every cardinality estimator."""
+"""The result object of every cardinality estimator (field names shared with
+:class:`protocols.base.Estimate`: ``value``, ``std_error``, ``interval``)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ class CardinalityEstimate:
 
     Attributes
     ----------
-    value, stderr : float
-    ci : (float, float)
+    value, std_error : float
+    interval : (float, float)
         Confidence interval at level ``confidence``.
     detection_limit : dict
         {probability: users needed for a value to be detected with that probability}.
@@ -24,8 +25,8 @@ class CardinalityEstimate:
     """
 
     value: float
-    stderr: float
-    ci: tuple
+    std_error: float
+    interval: tuple
     confidence: float
     detection_limit: dict
     method: str
@@ -33,10 +34,10 @@ class CardinalityEstimate:
     details: dict = field(default_factory=dict, repr=False)
 
     def __str__(self):
-        lo, hi = self.ci
+        lo, hi = self.interval
         limit = ", ".join(f"{int(100 * k)}%: {v:,.0f} users" for k, v in self.detection_limit.items())
         params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
-        text = (f"distinct values ≈ {self.value:,.1f} ± {self.stderr:,.1f} "
+        text = (f"distinct values ≈ {self.value:,.1f} ± {self.std_error:,.1f} "
                 f"({100 * self.confidence:g}% CI {lo:,.1f} – {hi:,.1f}) [{self.method}"
                 + (f", {self.details['null_estimator']}" if "null_estimator" in self.details else "")
                 + "]\n"
