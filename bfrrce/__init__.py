@@ -4,7 +4,7 @@
     mech = BFRRCE(epsilon=2.0, L=1024, l=1)
     reports = mech.privatize(values)            # each client, OS CSPRNG
     agg = mech.aggregate(reports)               # server: ColumnSums, O(L) memory
-    print(mech.estimate(agg))                   # value, stderr, CI, detection limit
+    print(mech.estimate(agg))                   # value, std_error, interval, detection limit
 """
 
 from protocols.errors import PrivacyWarning

@@ -28,8 +28,8 @@ from .io.values import read_values
 from .mechanism import BFRRCE
 
 
-class CLIError(Exception):
-    pass
+class CLIError(LDPError):
+    """A command line that cannot run (bad arguments, unknown method or dataset)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -167,7 +167,7 @@ def main(argv=None, out=None, err=None):
         args = _parser().parse_args(argv)
         {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,
          "aggregate": _aggregate}[args.command](args, out)
-    except (CLIError, LDPError, ValueError, OSError) as exc:
+    except (LDPError, ValueError, OSError) as exc:       # ValueError: numpy and argparse conversions
         print(f"bfrrce: error: {exc}", file=err)
         return 2
     return 0

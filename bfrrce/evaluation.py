@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from protocols.errors import PrivacyWarning
+from protocols.errors import LDPValueError, PrivacyWarning
 
 from .io.stream import progress_bar
 from .mechanism import BFRRCE
@@ -48,21 +48,21 @@ def mechanism_for(method, epsilon, L, l, paper_l):
             return BFRRCE(per_bit_epsilon=epsilon, L=L, l=paper_l), "paper"
     if method in ("corrected", "fill"):
         return BFRRCE(epsilon=epsilon, L=L, l=l), method
-    raise ValueError(f"unknown method {method!r}: choose from {METHODS}")
+    raise LDPValueError(f"unknown method {method!r}: choose from {METHODS}")
 
 
 def evaluate(values, epsilons, methods=("paper", "corrected", "fill"), trials=50, L=1024, l=1,
              paper_l=3, seed=0, simulate="binomial", candidates=None, name="data", progress=True):
     """AARE of each method at each ε on ``values``; returns a list of row dicts (:data:`COLUMNS`)."""
     if simulate not in ("binomial", "exact"):
-        raise ValueError(f"simulate must be 'binomial' or 'exact', got {simulate!r}")
+        raise LDPValueError(f"simulate must be 'binomial' or 'exact', got {simulate!r}")
     if trials < 1:
-        raise ValueError(f"trials must be >= 1, got {trials}")
+        raise LDPValueError(f"trials must be >= 1, got {trials}")
     distinct, counts = np.unique(np.asarray(values), return_counts=True)
     truth, n = len(distinct), int(counts.sum())
     methods = [m for m in methods if candidates is not None or m not in ("paper", "paper-perbit", "corrected")]
     if not methods:
-        raise ValueError("no method applies: candidate methods need a candidate domain")
+        raise LDPValueError("no method applies: candidate methods need a candidate domain")
     bar = progress_bar(len(epsilons) * len(methods) * trials, "trial") if progress else None
     rows = []
     for i, eps in enumerate(epsilons):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from protocols import bits
+from protocols.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.randomness import generator, randomized_response_packed, source
 from protocols.ue import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
@@ -25,7 +26,7 @@ METHODS = ("auto", "paper", "corrected", "fill")
 
 
 @dataclass(frozen=True, kw_only=True)
-class BFRRCE:
+class BFRRCE(Mechanism):
     """Distinct counting under ε-LDP with Bloom filters and per-bit randomized response.
 
     Parameters
@@ -117,22 +118,31 @@ class BFRRCE:
     def empty_aggregate(self):
         return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
 
-    def simulate(self, values, rng=None, counts=None):
+    def simulate(self, values, *, counts=None, rng=None):
         """Column sums of ``values``' users drawn exactly in distribution, without reports.
 
-        ``values`` are distinct values with ``counts`` users each (default: one user per entry,
+        ``values`` are values with ``counts`` users each (default: one user per entry,
         duplicates allowed); cost O(distinct·l + L), so 10^9 users take milliseconds.
         """
         if counts is None:
             values, counts = np.unique(np.asarray(values), return_counts=True)
-        counts = np.asarray(counts)
-        if counts.shape != (len(values),) or (counts < 0).any():
-            raise LDPValueError("counts must be one non-negative integer per value")
+        values, counts = user_counts(values, counts)
         n = int(counts.sum())
         t = self.bloom.column_counts(self.bloom.positions(values), counts)
         return ColumnSums(self, simulate_column_sums(t, n, self.p, self.q, generator(rng)), n)
 
-    def _check(self, aggregate):
+    def check_aggregate(self, aggregate):
+        """``aggregate`` if it is the non-empty :class:`ColumnSums` of this configuration.
+
+        Raises
+        ------
+        LDPTypeError
+            Not a :class:`ColumnSums`.
+        IncompatibleError
+            Column sums of other parameters.
+        LDPValueError
+            No reports.
+        """
         if not isinstance(aggregate, ColumnSums):
             raise LDPTypeError(f"expected ColumnSums, got {type(aggregate).__name__}")
         if aggregate.mechanism != self:
@@ -143,7 +153,7 @@ class BFRRCE:
 
     def debias(self, aggregate):
         """Unbiased users per bit t̂ with plug-in variances (:class:`bfrrce.sums.Debiased`)."""
-        agg = self._check(aggregate)
+        agg = self.check_aggregate(aggregate)
         return debias(agg.counts, agg.n, self.p, self.q)
 
     def null_variance(self, n):
@@ -194,7 +204,7 @@ class BFRRCE:
             raise LDPValueError(f"alpha must be in (0, 1), got {alpha!r}")
         if method == "auto":
             method = "fill" if candidates is None else "corrected"
-        agg = self._check(aggregate)
+        agg = self.check_aggregate(aggregate)
         deb = debias(agg.counts, agg.n, self.p, self.q)
         options = {}
         if method != "fill":

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from bfrrce.io.values import read_values
+from protocols.errors import LDPValueError
 
 from . import bitcoin, synthetic
 
@@ -75,4 +76,4 @@ def load(name, **options):
         return _bitcoin(**options)
     if Path(name).exists():
         return _file(name, options.get("column"))
-    raise ValueError(f"unknown dataset {name!r}: use one of {NAMES} or a file path")
+    raise LDPValueError(f"unknown dataset {name!r}: use one of {NAMES} or a file path")

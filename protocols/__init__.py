@@ -11,9 +11,10 @@ Every oracle is an immutable object built with keyword arguments::
 """
 
 from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
-from .base import FrequencyOracle, SupportCounts
+from .base import Estimate, FrequencyOracle, Mechanism, SupportCounts
 from .consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
-from .errors import IncompatibleError, LDPError, LDPTypeError, LDPValueError, PrivacyWarning
+from .errors import (FormatError, IncompatibleError, InputError, LDPError, LDPTypeError, LDPValueError,
+                     PrivacyWarning)
 from .grr import GRR, RandomizedResponse
 from .hadamard import HadamardResponse
 from .he import SHE, THE
@@ -28,9 +29,9 @@ DirectEncoding = GRR
 
 __all__ = [
     "BLH", "GRR", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
-    "CandidateEstimates", "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse",
-    "IncompatibleError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
-    "MeanAggregate", "PiecewiseMean", "PrivacyWarning", "RandomizedResponse", "RapporReports", "SubsetSelection",
+    "CandidateEstimates", "DirectEncoding", "DuchiMean", "Estimate", "FormatError", "FrequencyOracle",
+    "HadamardResponse", "IncompatibleError", "InputError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
+    "MeanAggregate", "Mechanism", "PiecewiseMean", "PrivacyWarning", "RandomizedResponse", "RapporReports", "SubsetSelection",
     "SupportCounts", "SystemRandom", "UnaryEncoding", "audit_mechanism", "base_cut", "base_pos",
     "empirical_epsilon", "exact_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub",
 ]

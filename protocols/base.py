@@ -1,4 +1,11 @@
-"""The frequency-oracle interface and the mergeable aggregate shared by every mechanism.
+"""The mechanism interface (:class:`Mechanism`), the frequency-oracle base class, the mergeable
+aggregate and the result object shared by every mechanism.
+
+Every mechanism (frequency oracles, mean mechanisms, :class:`bfrrce.BFRRCE`) is a
+:class:`Mechanism`: ``epsilon`` is the user-level budget it guarantees; clients ``privatize``;
+the server ``check_reports``, ``aggregate`` (a mergeable aggregate), ``check_aggregate`` and
+``estimate``; ``simulate`` draws the aggregate of given users exactly in distribution; and
+``output_distribution`` gives the exact law of one report for audits (:mod:`protocols.audit`).
 
 Every oracle follows the stages of Wang et al. (USENIX Security 2017): encode → perturb →
 aggregate → estimate. A *pure* protocol has a support function such that a user holding v
@@ -13,11 +20,13 @@ Theorem 2). Mechanisms override ``_support`` (reports → C) and set ``p_star``,
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
-from ._validate import check_int, check_values
+from ._validate import check_int, check_probability, check_values
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
 
 
@@ -65,7 +74,105 @@ class SupportCounts:
     __hash__ = None
 
 
-class FrequencyOracle:
+def user_counts(values, counts=None):
+    """``values`` and the number of users holding each (validated; default one user per entry).
+
+    Returns
+    -------
+    (values, numpy.ndarray)
+        The values as given, and int64 counts (one non-negative integer per value).
+
+    Raises
+    ------
+    LDPValueError
+        Counts of another length, or negative.
+    LDPTypeError
+        Counts that are not integers.
+    """
+    if counts is None:
+        return values, np.ones(len(values), dtype=np.int64)
+    c = np.asarray(counts)
+    if c.dtype == bool or not np.issubdtype(c.dtype, np.integer):
+        raise LDPTypeError(f"counts must be integers, got dtype {c.dtype}")
+    if c.shape != (len(values),) or (c < 0).any():
+        raise LDPValueError(f"counts must be one non-negative integer per value, got shape {c.shape}")
+    return values, c.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate with its standard error and confidence interval (arrays for frequency oracles).
+
+    Attributes
+    ----------
+    value : float or numpy.ndarray
+    std_error : float or numpy.ndarray
+    interval : (lower, upper)
+        Normal-approximation interval value ± z·std_error at level ``confidence``.
+    confidence : float
+    """
+
+    value: object
+    std_error: object
+    interval: tuple
+    confidence: float
+
+    @classmethod
+    def normal(cls, value, std_error, confidence=0.95):
+        """value ± z_{(1+confidence)/2}·std_error."""
+        z = NormalDist().inv_cdf(0.5 + check_probability(confidence, "confidence") / 2)
+        return cls(value, std_error, (value - z * std_error, value + z * std_error), confidence)
+
+
+class Mechanism(abc.ABC):
+    """The interface every mechanism satisfies (an abstract base class).
+
+    Attributes
+    ----------
+    epsilon : float
+        The user-level budget the mechanism guarantees: the largest log-likelihood ratio of one
+        user's report between two neighbouring inputs (exact; :mod:`protocols.audit` checks it).
+
+    Notes
+    -----
+    ``simulate(values, *, counts=None, rng=None)`` has one signature everywhere: the users hold
+    ``values``, ``counts[i]`` of them ``values[i]`` (default: one user per entry). Mechanisms
+    with a closed form draw the aggregate directly (O(d) or O(L)); the others privatize every
+    user, which is exact in distribution too.
+    """
+
+    epsilon: float
+
+    @abc.abstractmethod
+    def privatize(self, values, rng=None):
+        """One report per value (``rng=None``: the OS CSPRNG, what clients must use)."""
+
+    @abc.abstractmethod
+    def check_reports(self, reports):
+        """``reports`` if they are reports of this mechanism (returned unchanged), else raise."""
+
+    @abc.abstractmethod
+    def aggregate(self, reports):
+        """The mergeable aggregate of a batch of reports (validated, never modified)."""
+
+    @abc.abstractmethod
+    def check_aggregate(self, aggregate):
+        """``aggregate`` if it is an aggregate of this mechanism, else raise."""
+
+    @abc.abstractmethod
+    def simulate(self, values, *, counts=None, rng=None):
+        """The aggregate of users holding ``values`` (``counts`` each), exactly in distribution."""
+
+    @abc.abstractmethod
+    def estimate(self, aggregate):
+        """The estimate of the aggregate's users (see each mechanism)."""
+
+    @abc.abstractmethod
+    def output_distribution(self, value):
+        """Exact Pr[report | value] as {report: probability} (small output spaces)."""
+
+
+class FrequencyOracle(Mechanism):
     """Base class of the frequency oracles (subclasses are frozen keyword-only dataclasses).
 
     Subclasses define ``d``, ``epsilon``, ``p_star``, ``q_star`` and the methods ``encode``,
@@ -113,7 +220,22 @@ class FrequencyOracle:
         """The aggregate of no reports (the neutral element of ``merge``)."""
         return SupportCounts.empty(self, self.d)
 
+    def simulate(self, values, *, counts=None, rng=None):
+        """The aggregate of users holding ``values`` (``counts`` each): every user privatized,
+        exact in distribution at O(n) cost (oracles with a closed form override it)."""
+        values, counts = user_counts(values, counts)
+        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
+
     def check_aggregate(self, aggregate):
+        """``aggregate`` if it is a :class:`SupportCounts` of this oracle.
+
+        Raises
+        ------
+        LDPTypeError
+            Not a :class:`SupportCounts`.
+        IncompatibleError
+            The aggregate of another mechanism or other parameters.
+        """
         if not isinstance(aggregate, SupportCounts):
             raise LDPTypeError(f"expected SupportCounts, got {type(aggregate).__name__}")
         if aggregate.mechanism != self:
@@ -126,6 +248,15 @@ class FrequencyOracle:
         agg = self.check_aggregate(aggregate)
         return (agg.counts - agg.n * self.q_star) / (self.p_star - self.q_star)
 
+    def estimate_with_error(self, aggregate, confidence=0.95):
+        """:meth:`estimate` with standard errors √Var(n, f̂) (f̂ = clip(ĉ/n, 0, 1), plug-in) and
+        normal intervals at level ``confidence``: an :class:`Estimate` of arrays."""
+        value = self.estimate(aggregate)
+        n = aggregate.n
+        freq = np.clip(value / max(n, 1), 0.0, 1.0)
+        se = np.sqrt([self.variance(n, f) for f in freq])
+        return Estimate.normal(value, se, confidence)
+
     def variance(self, n, f=0.0):
         """Analytic variance of one count estimate over ``n`` reports (f: true frequency of the value)."""
         n = check_int(n, "n", 0)
@@ -136,12 +267,9 @@ class FrequencyOracle:
         return n * q * (1 - q) / (p - q) ** 2 + n * f * (1 - p - q) / (p - q)
 
 
-def check_counts(true_counts, d):
-    """Validate a vector of d non-negative integer user counts (for simulations)."""
-    t = np.asarray(true_counts)
-    if t.dtype == bool or not np.issubdtype(t.dtype, np.integer):
-        raise LDPTypeError(f"true_counts must be integers, got dtype {t.dtype}")
-    if t.shape != (d,) or (t < 0).any():
-        raise LDPValueError(f"true_counts must be {d} non-negative integers, got shape {t.shape}")
-    return t.astype(np.int64)
-
+def domain_counts(values, counts, d):
+    """t[v] = number of users holding v, for users holding ``values`` (``counts`` each) in [0, d)."""
+    values, counts = user_counts(values, counts)
+    t = np.zeros(d, dtype=np.int64)
+    np.add.at(t, check_values(values, d), counts)
+    return t

@@ -1,4 +1,18 @@
-"""Exceptions of the package: one base class, and the built-in kinds users expect."""
+"""The one error hierarchy of the project (a leaf module: it imports nothing of the project).
+
+::
+
+    LDPError
+    ├── LDPValueError (ValueError)   a value out of range or inconsistent
+    │   ├── IncompatibleError        reports or aggregates of other parameters
+    │   ├── FormatError              bytes that are not a valid file of the expected kind
+    │   └── InputError               a user's file that cannot be read as values
+    └── LDPTypeError (TypeError)     an argument of the wrong type or dtype
+
+    PrivacyWarning (UserWarning)     a guarantee weaker than a parameter's name suggests
+
+Every message names the offending value.
+"""
 
 
 class LDPError(Exception):
@@ -15,6 +29,14 @@ class LDPTypeError(LDPError, TypeError):
 
 class IncompatibleError(LDPValueError):
     """Reports or aggregates come from a mechanism with other parameters."""
+
+
+class FormatError(LDPValueError):
+    """Bytes that are not a valid file of the expected kind (magic, version, checksum, ...)."""
+
+
+class InputError(LDPValueError):
+    """A user's file that cannot be read as the requested values (missing, no such column, empty)."""
 
 
 class PrivacyWarning(UserWarning):

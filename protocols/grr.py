@@ -13,7 +13,7 @@ import numpy as np
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
 from .accounting import grr_probabilities
-from .base import FrequencyOracle, SupportCounts, check_counts
+from .base import FrequencyOracle, SupportCounts, domain_counts
 from .randomness import bernoulli, generator, integers, source
 
 
@@ -53,10 +53,10 @@ class GRR(FrequencyOracle):
         """Keep each value with probability p, else report a uniformly chosen other value."""
         return randomize_index(source(rng), check_values(encoded, self.d), self.d, self.p)
 
-    def simulate(self, true_counts, rng=None):
-        """The aggregate of users with ``true_counts[v]`` holding v, drawn exactly in distribution
-        without reports: the reports of each value's holders are multinomial over the d outputs."""
-        t = check_counts(true_counts, self.d)
+    def simulate(self, values, *, counts=None, rng=None):
+        """The aggregate of users holding ``values`` (``counts`` each), drawn exactly in
+        distribution without reports: each value's holders report multinomially over d outputs."""
+        t = domain_counts(values, counts, self.d)
         probs = np.full((self.d, self.d), self.q)
         np.fill_diagonal(probs, self.p)
         counts = generator(rng).multinomial(t, probs).sum(axis=0)

@@ -23,7 +23,7 @@ import numpy as np
 from ._validate import check_array, check_epsilon, check_int, check_values
 from .accounting import optimal_theta, the_probabilities
 from .base import FrequencyOracle
-from .errors import LDPTypeError, LDPValueError
+from .errors import LDPValueError
 from .randomness import laplace_grid, source
 from .ue import UnaryEncoding
 
@@ -86,8 +86,34 @@ class SHE(FrequencyOracle):
         k = np.arange(-window, window + (1 << self.step_bits) + 1)
         return float(np.max(np.abs((np.abs(k - (1 << self.step_bits)) - np.abs(k)) * math.log(a))))
 
-    def output_distribution(self, value):
-        raise LDPTypeError("SHE has an infinite output space: use coordinate_log_ratio()")
+    def output_distribution(self, value, window=2, max_outputs=1 << 16):
+        """Exact Pr[report | value] on the reports whose every coordinate lies in the window
+        k ∈ [−window, 2^step_bits + window] (grid units; the report space is infinite).
+
+        Coordinates are independent, Pr[k | bit b] = (1 − a)/(1 + a)·a^{|k − b·2^step_bits|},
+        a = e^{−ε·step/2}, so the probabilities are exact; they sum to the window's mass, less
+        than 1. Every likelihood ratio of the infinite space is already reached in the window
+        (it is constant beyond it), so :func:`protocols.audit.exact_epsilon` on it is exact.
+
+        Raises
+        ------
+        LDPValueError
+            More than ``max_outputs`` reports in the window (use a small d and step_bits).
+        """
+        value = int(check_values([value], self.d)[0])
+        one = 1 << self.step_bits
+        k = np.arange(-int(window), one + int(window) + 1)
+        if k.size ** self.d > max_outputs:
+            raise LDPValueError(f"the window holds {k.size}^{self.d} reports (> {max_outputs}): "
+                                f"use a smaller d, step_bits or window")
+        a = math.exp(-self.epsilon * self.step / 2)
+        pmf0 = (1 - a) / (1 + a) * a ** np.abs(k)
+        pmf1 = (1 - a) / (1 + a) * a ** np.abs(k - one)
+        grids = np.meshgrid(*([k] * self.d), indexing="ij")
+        reports = np.stack([g.ravel() for g in grids], axis=1)
+        index = reports - k[0]
+        probs = np.prod([np.where(j == value, pmf1, pmf0)[index[:, j]] for j in range(self.d)], axis=0)
+        return {tuple(r.tolist()): float(pr) for r, pr in zip(reports, probs)}
 
 
 @dataclass(frozen=True, kw_only=True)

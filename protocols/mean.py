@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_epsilon, check_int
+from .base import Estimate, Mechanism, user_counts
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
 from .randomness import bernoulli, laplace_grid, source, uniform
 
@@ -39,27 +40,53 @@ def snap(x, src):
 
 @dataclass(frozen=True, eq=False)
 class MeanAggregate:
-    """Sum of reports and their number; ``merge`` adds them."""
+    """The sum of reports, held exactly as an integer number of the mechanism's ``unit``, and n.
+
+    Every report is an integer multiple of ``mechanism.unit`` (the grid 2^-20 for Laplace and
+    Piecewise, C for Duchi), so the sum is an exact integer and ``merge`` is integer addition:
+    the same result in any order of merges.
+    """
 
     mechanism: object
-    total: float
+    units: int
     n: int
 
-    def merge(self, other):
+    @property
+    def total(self) -> float:
+        """The sum of the reports (units × unit)."""
+        return self.units * self.mechanism.unit
+
+    def merge(self, other: "MeanAggregate") -> "MeanAggregate":
+        """The aggregate of both batches' reports (exact).
+
+        Raises
+        ------
+        IncompatibleError
+            Not a mean aggregate of the same mechanism.
+        """
         if not isinstance(other, MeanAggregate) or other.mechanism != self.mechanism:
-            raise IncompatibleError("cannot merge mean aggregates of different mechanisms")
-        return MeanAggregate(self.mechanism, self.total + other.total, self.n + other.n)
+            raise IncompatibleError(f"cannot merge mean aggregates of {self.mechanism!r} and "
+                                    f"{getattr(other, 'mechanism', other)!r}")
+        return MeanAggregate(self.mechanism, self.units + other.units, self.n + other.n)
 
     __add__ = merge
 
+    def __eq__(self, other):
+        return (isinstance(other, MeanAggregate) and other.mechanism == self.mechanism
+                and other.units == self.units and other.n == self.n)
+
+    __hash__ = None
+
 
 @dataclass(frozen=True, kw_only=True)
-class _MeanMechanism:
+class _MeanMechanism(Mechanism):
     """Common parameters: ε and the interval [low, high] of the values."""
 
     epsilon: float
     low: float = -1.0
     high: float = 1.0
+
+    unit = _GRID                      # reports are integer multiples of this
 
     def __post_init__(self):
         eps = check_epsilon(self.epsilon)
@@ -71,6 +98,7 @@ class _MeanMechanism:
         object.__setattr__(self, "high", high)
 
     def to_unit(self, values):
+        """Values mapped from [low, high] to t in [−1, 1] (validated)."""
         x = np.asarray(values)
         if x.dtype == bool or not (np.issubdtype(x.dtype, np.number)):
             raise LDPTypeError(f"values must be numbers, got dtype {x.dtype}")
@@ -83,21 +111,67 @@ class _MeanMechanism:
         return 2 * (x - self.low) / (self.high - self.low) - 1
 
     def privatize(self, values, rng=None):
+        """One report per value (floats, integer multiples of :attr:`unit`)."""
         return self._perturb(self.to_unit(values), source(rng))
 
-    def aggregate(self, reports):
+    def check_reports(self, reports):
+        """``reports`` if they are a 1-d float array of integer multiples of :attr:`unit`.
+
+        Raises
+        ------
+        LDPValueError
+            Another shape, a non-finite report, or one off this mechanism's grid.
+        """
         r = np.asarray(reports, dtype=float)
         if r.ndim != 1 or not np.isfinite(r).all():
-            raise LDPValueError("reports must be a 1-d array of finite numbers")
-        return MeanAggregate(self, float(np.sum(r)), r.size)
+            raise LDPValueError(f"reports must be a 1-d array of finite numbers, got shape {r.shape}")
+        off = r / self.unit != np.round(r / self.unit)
+        if off.any():
+            raise LDPValueError(f"reports must be multiples of {self.unit!r}; found {r[off][0].item()!r}")
+        return r
+
+    def aggregate(self, reports):
+        """The exact sum of the reports (in :attr:`unit`) and their number."""
+        r = self.check_reports(reports)
+        return MeanAggregate(self, int(np.round(r / self.unit).astype(np.int64).sum()), r.size)
+
+    def check_aggregate(self, aggregate):
+        """``aggregate`` if it is a non-empty :class:`MeanAggregate` of this mechanism.
+
+        Raises
+        ------
+        IncompatibleError
+            Another type or mechanism.
+        LDPValueError
+            No reports.
+        """
+        if not isinstance(aggregate, MeanAggregate) or aggregate.mechanism != self:
+            raise IncompatibleError(f"aggregate does not come from {self!r}")
+        if aggregate.n == 0:
+            raise LDPValueError("cannot estimate a mean from zero reports")
+        return aggregate
+
+    def simulate(self, values, *, counts=None, rng=None):
+        """The aggregate of users holding ``values`` (``counts`` each): every user privatized."""
+        values, counts = user_counts(values, counts)
+        return self.aggregate(self.privatize(np.repeat(np.asarray(values, dtype=float), counts), rng))
 
     def estimate(self, aggregate):
         """Unbiased estimate of the mean of the original values."""
-        if not isinstance(aggregate, MeanAggregate) or aggregate.mechanism != self:
-            raise IncompatibleError("aggregate does not come from this mechanism")
-        if aggregate.n == 0:
-            raise LDPValueError("cannot estimate a mean from zero reports")
-        return self.low + (aggregate.total / aggregate.n + 1) * (self.high - self.low) / 2
+        agg = self.check_aggregate(aggregate)
+        return self.low + (agg.total / agg.n + 1) * (self.high - self.low) / 2
+
+    def estimate_with_error(self, aggregate, confidence=0.95):
+        """:meth:`estimate` with a conservative standard error (the largest per-user variance
+        over t ∈ [−1, 1], ``worst_variance``) and a normal interval: an :class:`Estimate`."""
+        value = self.estimate(aggregate)
+        se = math.sqrt(self.worst_variance / aggregate.n) * (self.high - self.low) / 2
+        return Estimate.normal(value, se, confidence)
+
+    @property
+    def worst_variance(self):
+        """max over t ∈ [−1, 1] of the per-user variance (at t = 0 or t = ±1)."""
+        return max(self.unit_variance(0.0), self.unit_variance(1.0))
 
     def variance(self, n, t=0.0):
         """Variance of the estimated mean of n users all at unit value t, in value units."""
@@ -107,9 +181,33 @@ class _MeanMechanism:
 
 @dataclass(frozen=True, kw_only=True)
 class LaplaceMean(_MeanMechanism):
+    """t stochastically rounded to the grid g = 2^-20 plus discrete Laplace noise on the grid,
+    Pr[k·g] ∝ a^{|k|} with a = e^{−ε·g/2} (the discrete analogue of Laplace(2/ε))."""
+
     def _perturb(self, t, src):
         noise = laplace_grid(src, 2 / self.epsilon, _GRID, t.size) * _GRID
         return snap(t, src) + noise
+
+    def output_distribution(self, t, outputs=None):
+        """Exact Pr[report = y | t] at each grid point y of ``outputs`` (the space is infinite).
+
+        With s = ⌊t/g⌋ and φ = t/g − s, the rounding gives s + 1 w.p. φ and s otherwise, so
+        Pr[k·g] = (1 − φ)·D(k − s) + φ·D(k − s − 1), D(j) = (1 − a)/(1 + a)·a^{|j|}.
+
+        Raises
+        ------
+        LDPValueError
+            ``outputs`` not given (the report space is infinite).
+        """
+        if outputs is None:
+            raise LDPValueError("LaplaceMean's reports range over the whole grid: pass outputs=[...]")
+        a = math.exp(-self.epsilon * _GRID / 2)
+        s = math.floor(t / _GRID)
+        phi = t / _GRID - s
+        k = np.round(np.asarray(outputs, dtype=float) / _GRID)
+        dl = lambda j: (1 - a) / (1 + a) * a ** np.abs(j)  # noqa: E731
+        probs = (1 - phi) * dl(k - s) + phi * dl(k - s - 1)
+        return {float(y): float(pr) for y, pr in zip(k * _GRID, probs)}
 
     def unit_variance(self, t):
         a = math.exp(-self.epsilon * _GRID / 2)
@@ -118,9 +216,16 @@ class LaplaceMean(_MeanMechanism):
 
 @dataclass(frozen=True, kw_only=True)
 class DuchiMean(_MeanMechanism):
+    """Reports ±C, C = (e^ε + 1)/(e^ε − 1), with Pr[+C] = 1/2 + t/(2C) (Duchi et al. 2018)."""
+
     @property
     def C(self):
         return (math.exp(self.epsilon) + 1) / (math.exp(self.epsilon) - 1)
+
+    @property
+    def unit(self):
+        """Reports are ±C: the sum is an integer number of C."""
+        return self.C
 
     def _perturb(self, t, src):
         up = uniform(src, t.size) < 0.5 + t / (2 * self.C)
@@ -136,6 +241,8 @@ class DuchiMean(_MeanMechanism):
 
 @dataclass(frozen=True, kw_only=True)
 class PiecewiseMean(_MeanMechanism):
+    """The piecewise mechanism of Wang et al. (ICDE 2019), stochastically rounded to 2^-20."""
+
     @property
     def C(self):
         s = math.exp(self.epsilon / 2)
@@ -162,6 +269,32 @@ class PiecewiseMean(_MeanMechanism):
         inside = (y >= left) & (y <= left + C - 1)
         out = np.where(inside, s / (s + 1) / (C - 1), 1 / ((s + 1) * (C + 1)))
         return np.where(np.abs(y) <= C, out, 0.0)
+
+    def output_distribution(self, t, outputs=None):
+        """Exact Pr[report = y | t] at the grid points y of ``outputs`` (default: every grid point
+        of [−C − g, C + g], about 2C·2^20 of them), for the ideal sampler (uniforms with 53 bits).
+
+        Stochastic rounding sends Y to k·g with weight hat(Y/g − k) = max(0, 1 − |Y/g − k|), so
+        Pr[k·g] = g·Σ_pieces h·(H(b/g − k) − H(a/g − k)) over the pieces [a, b] of the
+        piecewise-constant density (:meth:`density`), with H(u) = ∫_{−1}^{clip(u, −1, 1)} hat.
+        """
+        s, C = math.exp(self.epsilon / 2), self.C
+        left = (C + 1) / 2 * t - (C - 1) / 2
+        h_in, h_out = s / (s + 1) / (C - 1), 1 / ((s + 1) * (C + 1))
+        if outputs is None:
+            k = np.arange(math.floor(-C / _GRID) - 1, math.ceil(C / _GRID) + 2).astype(float)
+        else:
+            k = np.round(np.asarray(outputs, dtype=float) / _GRID)
+
+        def H(u):
+            u = np.clip(u, -1.0, 1.0)
+            return np.where(u <= 0, (u + 1) ** 2 / 2, 1 - (1 - u) ** 2 / 2)
+
+        def piece(a, b):
+            return H(b / _GRID - k) - H(a / _GRID - k)
+
+        probs = _GRID * (h_out * piece(-C, C) + (h_in - h_out) * piece(left, left + C - 1))
+        return {float(v): float(pr) for v, pr in zip(k * _GRID, probs)}
 
     def unit_variance(self, t):
         s = math.exp(self.epsilon / 2)

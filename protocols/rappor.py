@@ -178,8 +178,18 @@ class RAPPOR(FrequencyOracle):
         return RapporReports(cohorts, randomized_response_packed(src, permanent.shape, np.nonzero(permanent),
                                                                  self.q, self.p))
 
-    def encode(self, values):
-        raise LDPTypeError("RAPPOR encodes inside privatize(values, secrets=...)")
+    def encode(self, values, cohorts=None):
+        """The Bloom filters B of ``values`` in their ``cohorts``: bool (n, num_bits).
+
+        ``cohorts`` defaults to cohort 0 for every value; :meth:`privatize` derives each user's
+        cohort from its secret (:meth:`cohort_of`) and perturbs these filters.
+        """
+        if len(values) == 0:
+            raise LDPValueError("values is empty")
+        cohorts = np.zeros(len(values), dtype=np.int64) if cohorts is None else cohorts
+        filters = np.zeros((len(values), self.num_bits), dtype=bool)
+        filters[np.arange(len(values))[:, None], self.filter_positions(values, cohorts)] = True
+        return filters
 
     # -- server ---------------------------------------------------------------------------
     def check_reports(self, reports):
@@ -245,13 +255,8 @@ class RAPPOR(FrequencyOracle):
 
     def output_distribution(self, value, cohort=0):
         """Exact Pr[one report | value, cohort] (marginal over the secret). Small num_bits only."""
-        return bit_vector_distribution(self._filter(value, cohort), self.p_star, self.q_star)
+        return bit_vector_distribution(self.encode([value], [cohort])[0], self.p_star, self.q_star)
 
     def permanent_distribution(self, value, cohort=0):
         """Exact Pr[B' | value, cohort]: what infinitely many reports reveal. Small num_bits only."""
-        return bit_vector_distribution(self._filter(value, cohort), 1 - self.f / 2, self.f / 2)
-
-    def _filter(self, value, cohort):
-        filt = np.zeros(self.num_bits, dtype=bool)
-        filt[self.filter_positions([value], [cohort])[0]] = True
-        return filt
+        return bit_vector_distribution(self.encode([value], [cohort])[0], 1 - self.f / 2, self.f / 2)

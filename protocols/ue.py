@@ -17,7 +17,7 @@ import numpy as np
 from . import bits
 from ._validate import check_epsilon, check_int, check_probability, check_values
 from .accounting import log_ratio, oue_probabilities, sue_probabilities
-from .base import FrequencyOracle, SupportCounts, check_counts
+from .base import FrequencyOracle, SupportCounts, domain_counts
 from .errors import LDPValueError
 from .randomness import generator, randomized_response_packed, source
 
@@ -56,10 +56,10 @@ class UnaryEncoding(FrequencyOracle):
     def check_reports(self, reports):
         return bits.check_packed(reports, self.d)
 
-    def simulate(self, true_counts, rng=None):
-        """The aggregate of users with ``true_counts[v]`` holding v, drawn exactly in distribution
-        without reports (:func:`simulate_column_sums`), at O(d) cost whatever n is."""
-        t = check_counts(true_counts, self.d)
+    def simulate(self, values, *, counts=None, rng=None):
+        """The aggregate of users holding ``values`` (``counts`` each), drawn exactly in
+        distribution without reports (:func:`simulate_column_sums`), at O(d) cost whatever n is."""
+        t = domain_counts(values, counts, self.d)
         return SupportCounts(self, simulate_column_sums(t, int(t.sum()), self.p, self.q,
                                                         generator(rng)), int(t.sum()))
 

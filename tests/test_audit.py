@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE
-from protocols import (GRR, RAPPOR, SubsetSelection, audit_mechanism, empirical_epsilon,
+from protocols import (GRR, RAPPOR, SHE, SubsetSelection, audit_mechanism, empirical_epsilon,
                        exact_epsilon)
 from protocols.audit import chernoff_bounds
 from protocols.ue import bit_vector_distribution
@@ -15,6 +15,11 @@ from protocols.ue import bit_vector_distribution
 from conftest import ORACLES
 
 AUDITED = sorted(set(ORACLES) - {"SHE"})
+
+
+def test_she_audit_on_its_window_is_exact_and_tight():
+    mech = SHE(epsilon=1.3, d=3, step_bits=0)
+    assert audit_mechanism(mech).tight
 
 
 @pytest.mark.parametrize("name", AUDITED)

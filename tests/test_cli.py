@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from bfrrce.cli import main
+from bfrrce.cli import CLIError, main
+from protocols import LDPError
 
 
 def run(argv):
@@ -92,3 +93,7 @@ def test_privatize_aggregate_estimate_pipeline(tmp_path):
     assert code == 2 and "already counted" in err
     code, out, err = run(["estimate", str(data), "--aggregate"])
     assert code == 2 and "not a BFRRCE file" in err
+
+
+def test_cli_errors_are_ldp_errors():
+    assert issubclass(CLIError, LDPError)

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE, PrivacyWarning
-from bfrrce.io.formats import (FormatError, add_file, dump_column_sums, dump_reports, load_column_sums,
-                               load_reports)
-from protocols import IncompatibleError
+from bfrrce.io.formats import add_file, dump_column_sums, dump_reports, load_column_sums, load_reports
+from protocols import FormatError, IncompatibleError
 
 
 def test_column_sums_round_trip_and_refusals():

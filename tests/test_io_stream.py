@@ -3,8 +3,8 @@ import pytest
 
 from bfrrce import BFRRCE
 from bfrrce.io.stream import aggregate_file, aggregate_files
-from bfrrce.io.formats import FormatError, dump_reports
-from protocols import IncompatibleError
+from bfrrce.io.formats import dump_reports
+from protocols import FormatError, IncompatibleError
 
 MECH = BFRRCE(epsilon=2.0, L=100, l=2)
 

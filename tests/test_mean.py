@@ -70,3 +70,48 @@ def test_validation():
 def test_real_outputs_lie_on_the_grid(cls):
     out = cls(epsilon=1.0).privatize(np.linspace(-1, 1, 1000), rng=0)
     np.testing.assert_array_equal(out * 2 ** 20, np.round(out * 2 ** 20))
+
+
+@pytest.mark.parametrize("cls", MECHS)
+def test_aggregates_merge_exactly_in_any_order(cls):
+    mech = cls(epsilon=1.0, low=0.0, high=3.0)
+    rng = np.random.default_rng(5)
+    parts = [mech.aggregate(mech.privatize(rng.uniform(0, 3, size), rng=i))
+             for i, size in enumerate((7, 300, 1, 55))]
+    forward = parts[0] + parts[1] + parts[2] + parts[3]
+    backward = parts[3] + (parts[2] + (parts[1] + parts[0]))
+    shuffled = (parts[2] + parts[0]) + (parts[3] + parts[1])
+    assert forward == backward == shuffled
+    assert mech.estimate(forward) == mech.estimate(backward)       # bit for bit
+    assert isinstance(forward.units, int) and forward.n == 363
+    with pytest.raises(LDPValueError, match="multiples"):
+        mech.aggregate(np.array([mech.unit / 3]))
+
+
+@pytest.mark.parametrize("cls", MECHS)
+def test_estimate_with_error_is_conservative(cls):
+    mech = cls(epsilon=2.0, low=0.0, high=10.0)
+    agg = mech.aggregate(mech.privatize(np.full(1000, 7.0), rng=3))
+    est = mech.estimate_with_error(agg)
+    assert est.value == mech.estimate(agg)
+    assert est.std_error ** 2 >= mech.variance(1000, 0.4) * (1 - 1e-12)
+    assert est.interval[0] < est.value < est.interval[1]
+
+
+def test_grid_output_distributions_are_exact():
+    """Piecewise: 1000 grid points around each breakpoint (all of the likelihood ratios) and a
+    window inside the central piece, whose mass is its density times its length."""
+    pw, g = PiecewiseMean(epsilon=1.0), 2.0 ** -20
+    near = np.concatenate([np.round(b / g) + np.arange(-500, 500) for b in (-pw.C, -1.0, 1.0, pw.C)]) * g
+    dist = lambda t: pw.output_distribution(t, near)  # noqa: E731
+    assert exact_epsilon(dist, [-1.0, 0.2, 1.0]) == pytest.approx(1.0, rel=1e-9)
+    inside = (np.round(0.1 / g) + np.arange(1000)) * g
+    s = math.exp(0.5)
+    assert sum(pw.output_distribution(0.3, inside).values()) == pytest.approx(
+        1000 * g * s / (s + 1) / (pw.C - 1), rel=1e-9)
+    lap = LaplaceMean(epsilon=1.0)
+    grid = np.arange(-8 * 2 ** 20, 8 * 2 ** 20, 2 ** 12) * 2.0 ** -20          # ±8: the window
+    dist = lambda t: lap.output_distribution(t, grid)  # noqa: E731
+    assert exact_epsilon(dist, [-1.0, 1.0]) == pytest.approx(1.0, rel=1e-6)
+    with pytest.raises(LDPValueError, match="outputs"):
+        lap.output_distribution(0.0)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE, estimate_distinct
-from protocols import IncompatibleError, LDPTypeError, LDPValueError
+from protocols import DuchiMean, IncompatibleError, LDPTypeError, LDPValueError, Mechanism
 
 
 @pytest.mark.parametrize("kwargs, error", [
@@ -61,3 +61,17 @@ def test_repr_and_equality():
 def test_huge_epsilon_is_a_clear_error(kwargs):
     with pytest.raises(LDPValueError, match="too large"):
         BFRRCE(**kwargs)
+
+
+def test_one_interface_for_every_mechanism():
+    mech = BFRRCE(epsilon=2.0, L=64)
+    for m in (mech, DuchiMean(epsilon=1.0)):
+        assert isinstance(m, Mechanism)
+    with pytest.raises(TypeError):
+        Mechanism()
+    agg = mech.simulate([1, 2, 3], counts=[5, 0, 2], rng=0)
+    assert mech.check_aggregate(agg) is agg and agg.n == 7
+    reports = mech.privatize([1, 2], rng=0)
+    assert mech.check_reports(reports) is reports
+    with pytest.raises(IncompatibleError):
+        BFRRCE(epsilon=1.0, L=64).check_aggregate(agg)

@@ -7,7 +7,7 @@ import pytest
 
 from protocols import (GRR, OLH, OUE, RAPPOR, SUE, THE, HadamardResponse, IncompatibleError,
                        LDPError, LDPTypeError, LDPValueError, SubsetSelection, exact_epsilon)
-from protocols import bits
+from protocols import Mechanism, bits
 from protocols.accounting import optimal_theta, the_probabilities
 
 from conftest import ORACLES, fixed_values, make_oracle, tolerance_mean
@@ -270,9 +270,27 @@ def test_simulated_aggregates_match_the_analytic_law(name):
     mech = make_oracle(name, eps=1.0, d=8)
     truth = np.bincount(fixed_values(mech.d, 2000), minlength=mech.d)
     trials = 400
-    est = np.array([mech.estimate(mech.simulate(truth, rng=s)) for s in range(trials)])
+    domain = np.arange(mech.d)
+    est = np.array([mech.estimate(mech.simulate(domain, counts=truth, rng=s)) for s in range(trials)])
     var = np.array([mech.variance(2000, f) for f in truth / 2000])
     assert np.all(np.abs(est.mean(axis=0) - truth) <= tolerance_mean(np.sqrt(var), trials))
     assert np.all(np.abs(est.var(axis=0, ddof=1) / var - 1) <= 5 * math.sqrt(2 / (trials - 1)))
     with pytest.raises(LDPValueError):
-        mech.simulate(np.full(mech.d + 1, 3))
+        mech.simulate(domain, counts=np.full(mech.d + 1, 3))
+    with pytest.raises(LDPValueError):
+        mech.simulate([mech.d], counts=[3])
+
+
+def test_every_mechanism_has_the_one_interface(oracle_name):
+    assert isinstance(make_oracle(oracle_name), Mechanism)
+
+
+def test_estimate_with_error_covers_at_its_level():
+    mech = GRR(epsilon=1.0, d=4)
+    truth = np.array([500, 300, 150, 50])
+    trials, hits = 200, 0
+    for s in range(trials):
+        est = mech.estimate_with_error(mech.simulate(np.arange(4), counts=truth, rng=s), confidence=0.9)
+        hits += np.sum((est.interval[0] <= truth) & (truth <= est.interval[1]))
+    rate, total = hits / (4 * trials), 4 * trials
+    assert abs(rate - 0.9) <= 5 * math.sqrt(0.9 * 0.1 / total)

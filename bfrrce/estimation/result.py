@@ -1,4 +1,5 @@
-"""The result object of every cardinality estimator."""
+"""The result objects of the cardinality estimators (field names shared with
+:class:`protocols.base.Estimate`: ``value``, ``std_error``, ``interval``)."""
 
 from __future__ import annotations
 

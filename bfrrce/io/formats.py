@@ -42,7 +42,8 @@ import numpy as np
 
 from protocols import bits
 from protocols._validate import check_int
-from protocols.errors import IncompatibleError, LDPError, LDPTypeError, LDPValueError, PrivacyWarning
+from protocols.errors import (FormatError, IncompatibleError, LDPError, LDPTypeError, LDPValueError,
+                             PrivacyWarning)
 
 from ..mechanism import BFRRCE
 from ..sums import ColumnSums
@@ -50,10 +51,6 @@ from ..sums import ColumnSums
 MAGIC = b"BFRRCE\x00\x01"
 VERSION = 1
 COLUMN_SUMS, REPORTS = 1, 2
-
-
-class FormatError(LDPError, ValueError):
-    """Bytes that are not a valid BFRRCE file of the expected kind."""
 
 
 def _params(mech):

@@ -11,19 +11,33 @@ import csv
 import gzip
 from pathlib import Path
 
-from protocols.errors import LDPError, LDPValueError
-
-
-class InputError(LDPError, ValueError):
-    """A file that cannot be read as the requested values."""
+from protocols.errors import InputError
 
 
 def _open_text(path):
     return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
 
 
-def read_values(path, column=None):
-    """The non-empty values of ``column`` (a list of str), or of every line of a text file."""
+def read_values(path, column: str | None = None) -> list:
+    """The non-empty values of ``column``, or of every line of a text file.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv``, ``.tsv``, ``.parquet`` (``tabular`` extra) or text, optionally ``.gz``.
+    column : str, optional
+        The column of a table (required for tables).
+
+    Returns
+    -------
+    list
+        The values (str, or Parquet's own types), empty cells skipped.
+
+    Raises
+    ------
+    InputError
+        Every problem with the file: missing, no such column, no values, or pyarrow missing.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no such file: {path}")
@@ -47,5 +61,5 @@ def read_values(path, column=None):
         with _open_text(path) as fh:
             values = [line.rstrip("\r\n") for line in fh if line.strip()]
     if not values:
-        raise LDPValueError(f"{path.name} holds no values")
+        raise InputError(f"{path.name} holds no values")
     return values
