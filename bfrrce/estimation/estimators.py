@@ -46,21 +46,29 @@ ASSUMPTION = ("values below the detection limit have equal frequencies (otherwis
 
 
 def combine(visible, visible_se, simpson, simpson_se):
-    """Smooth combination of the visible count and the inverse Simpson index.
+    """Smooth combination of the visible count V and the inverse Simpson index S.
 
-    With d = (S − V)/√(se_V² + se_S²) and w₀ = se_V²/(se_V² + se_S²) (the precision weight of S),
-    the estimate is V + (S − V)·ω(d): ω(d) = Φ(d + Φ⁻¹(w₀)) for d >= 0 (S above V: hidden values,
+    With Δ = S − V, σ = √(se_V² + se_S²), d = Δ/σ and w₀ = se_V²/σ² (the precision weight of S),
+    the estimate is V + Δ·ω(d): ω(d) = Φ(d + Φ⁻¹(w₀)) for d >= 0 (S above V: hidden values,
     moving to S), ω(d) = w₀ e^{−d²/2} for d < 0 (S below V: skewed frequencies, where S
-    undercounts, moving to V). ω is continuous, equals w₀ where both agree, so the estimate is
-    the precision-weighted mean there. Returns (value, se, ω); se ignores ω's own noise.
+    undercounts, staying at V). ω is continuous and equals w₀ where both agree, so the estimate
+    is the precision-weighted mean there. Its standard error is the delta method's:
+    g' = d(Δω)/dΔ = ω + d·ω'(d), Var = (1 − g')² se_V² + g'² se_S² (V and S independent).
+    Returns (value, se, ω).
     """
     var = visible_se ** 2 + simpson_se ** 2
     if var <= 0:
         return visible, 0.0, 0.0
     w0 = min(max(visible_se ** 2 / var, 1e-9), 1 - 1e-9)
     d = (simpson - visible) / math.sqrt(var)
-    omega = stats.norm.cdf(d + stats.norm.ppf(w0)) if d >= 0 else w0 * math.exp(-d * d / 2)
-    se = math.sqrt(omega ** 2 * simpson_se ** 2 + (1 - omega) ** 2 * visible_se ** 2)
+    if d >= 0:
+        shift = d + stats.norm.ppf(w0)
+        omega = stats.norm.cdf(shift)
+        slope = omega + d * stats.norm.pdf(shift)
+    else:
+        omega = w0 * math.exp(-d * d / 2)
+        slope = omega * (1 - d * d)
+    se = math.sqrt((1 - slope) ** 2 * visible_se ** 2 + slope ** 2 * simpson_se ** 2)
     return visible + (simpson - visible) * omega, se, omega
 
 
@@ -74,7 +82,7 @@ def _combined(debiased, visible, visible_se, mass, L, l, details):
 def estimate_fill(debiased, *, counts, p, q, L, l, mass, positions=None, multiplicity=None,
                   threshold=0.5):
     """Domain-free estimate (module docstring); candidates and ``threshold`` are not used."""
-    k, k_se = occupancy.occupied_columns(counts, debiased.n, q)
+    k, k_se = occupancy.occupied_columns(counts, debiased.n, q, p)
     visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l)
     k_se = math.sqrt(k_se ** 2 + occupancy.occupancy_variance(visible, L, l))
     details = {"occupied_columns": k, "saturated": (L - k) / L < SATURATED_BELOW}
@@ -103,7 +111,7 @@ def estimate_corrected(debiased, *, counts, p, q, L, l, mass, positions=None, mu
     n_candidates = len(_need_candidates("corrected", positions))
     touched = multiplicity > 0
     m = multiplicity[touched]
-    k, k_se = occupancy.occupied_columns(np.asarray(counts)[touched], debiased.n, q)
+    k, k_se = occupancy.occupied_columns(np.asarray(counts)[touched], debiased.n, q, p)
     x = _present_fraction(m.size - k, m)
     slope = 1 / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
     details = {"occupied_columns": k, "columns": int(m.size),

@@ -57,13 +57,23 @@ def occupied_columns_lower(counts, n, q, alpha):
     return _occupied(counts, n, q, lambda size, u: stats.binom.ppf(level, size, u))[0]
 
 
-def occupied_columns(counts, n, q):
-    """Estimate of the number of occupied columns (median of the empty-column law) and its
-    standard error: K̂ = (R(u) − (L − K̂)u)... at the maximising u, Var R(u) ≈ binomial."""
-    L = np.size(counts)
-    k, u, r = _occupied(counts, n, q, lambda size, grid: stats.binom.median(size, grid))
-    var_r = r * (1 - r / L) + (L - k) * u * (1 - u)
-    return k, math.sqrt(var_r) / (1 - u)
+def occupied_columns(counts, n, q, p):
+    """Estimate K̂ of the number of occupied columns (median of the empty-column law) and its
+    standard error.
+
+    K̂ = (R(u*) − L u*)/(1 − u*) at the maximising threshold u*, so Var K̂ = Var R(u*)/(1 − u*)²
+    with Var R(u*) = Σ_j P_j(1 − P_j), P_j = Pr[c_j >= c*] for the count c* that p-values <= u*
+    need; P_j is estimated by Φ((c_j − c* + ½)/s_j), s_j² = n q(1 − q) + t̂_j⁺(p(1 − p) − q(1 − q)),
+    which is about 0 or 1 for columns far from c* and spreads the rest.
+    """
+    counts = np.asarray(counts)
+    L = counts.size
+    k, u, _ = _occupied(counts, n, q, lambda size, grid: stats.binom.median(size, grid))
+    cut = stats.binom.isf(u, n, q) + 1
+    t_plus = np.clip((counts - n * q) / (p - q), 0, n)
+    s = np.sqrt(n * q * (1 - q) + t_plus * (p * (1 - p) - q * (1 - q)))
+    prob = stats.norm.cdf((counts - cut + 0.5) / s)
+    return k, math.sqrt(float(np.sum(prob * (1 - prob)))) / (1 - u)
 
 
 def values_from_empty(empty_fraction, L, l):
