@@ -41,8 +41,8 @@ from .detection import detection_limit, detection_probability
 from .result import CardinalityEstimate, Count
 
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
-ASSUMPTION = ("values below the detection limit have equal frequencies (otherwise it counts "
-              "the values above the limit)")
+ASSUMPTION = ("all values have about equal frequencies or are above the detection limit "
+              "(otherwise it undercounts the rare ones; the bounds hold regardless)")
 
 
 def combine(visible, visible_se, simpson, simpson_se):
