@@ -21,13 +21,14 @@ from .lh import BLH, OLH, LocalHashing
 from .mean import DuchiMean, LaplaceMean, MeanAggregate, PiecewiseMean
 from .rappor import RAPPOR, CandidateEstimates, RapporReports
 from .randomness import SystemRandom
+from .sketch import CMS, HCMS
 from .ss import SubsetSelection
 from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
 
 DirectEncoding = GRR
 
 __all__ = [
-    "BLH", "GRR", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
+    "BLH", "CMS", "GRR", "HCMS", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
     "CandidateEstimates", "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse",
     "IncompatibleError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
     "MeanAggregate", "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection",

@@ -36,7 +36,7 @@ from .base import FrequencyOracle, SupportCounts, log_ratio
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys, murmur3_fixed
 from .randomness import randomized_response_packed, source
-from .ue import bit_vector_distribution, debias_counts
+from .ue import bit_vector_distribution, debias_counts, grouped_column_sums
 
 
 class RapporReports(NamedTuple):
@@ -194,11 +194,7 @@ class RAPPOR(FrequencyOracle):
     def aggregate(self, reports):
         """Per cohort: the bit counts and, in the last column, the number of reports."""
         reports = self.check_reports(reports)
-        counts = np.zeros((self.num_cohorts, self.num_bits + 1), dtype=np.int64)
-        for c in np.unique(reports.cohorts):
-            rows = reports.bits[reports.cohorts == c]
-            counts[c, :-1] = bits.column_sums(rows, self.num_bits)
-            counts[c, -1] = len(rows)
+        counts = grouped_column_sums(reports.cohorts, reports.bits, self.num_cohorts, self.num_bits)
         return SupportCounts(self, counts, len(reports.cohorts))
 
     def empty_aggregate(self):
