@@ -23,15 +23,16 @@ from .rappor import RAPPOR, CandidateEstimates, RapporReports
 from .randomness import SystemRandom
 from .sketch import CMS, HCMS
 from .ss import SubsetSelection
+from .telemetry import DBitFlip, MemoizedDBitFlip, MemoizedOneBitMean, OneBitMean
 from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
 
 DirectEncoding = GRR
 
 __all__ = [
     "BLH", "CMS", "GRR", "HCMS", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
-    "CandidateEstimates", "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse",
+    "CandidateEstimates", "DBitFlip", "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse",
     "IncompatibleError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
-    "MeanAggregate", "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection",
+    "MeanAggregate", "MemoizedDBitFlip", "MemoizedOneBitMean", "OneBitMean", "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection",
     "SupportCounts", "SystemRandom", "UnaryEncoding", "audit_mechanism", "base_cut", "base_pos",
     "empirical_epsilon", "exact_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub",
 ]

@@ -9,16 +9,9 @@ import pytest
 from protocols import CMS, HCMS, IncompatibleError, LDPTypeError, LDPValueError, audit_mechanism, exact_epsilon
 from protocols.serialize import aggregate_from_bytes, aggregate_to_bytes
 
+from conftest import variance_ratio_tolerance
+
 SKETCHES = [CMS, HCMS]
-
-
-def variance_ratio_tolerance(samples, z=5.0):
-    """z standard errors of the sample variance relative to the variance, from the sample
-    kurtosis κ: sd(s²)/σ² = sqrt((κ − (T − 3)/(T − 1))/T) (the estimates need not be normal)."""
-    x = samples - samples.mean(axis=0)
-    T = len(samples)
-    kurt = np.mean(x ** 4, axis=0) / np.mean(x ** 2, axis=0) ** 2
-    return z * np.sqrt((kurt - (T - 3) / (T - 1)) / T)
 
 
 def separated_pair(mech, d=200):
