@@ -12,6 +12,7 @@ Every oracle is an immutable object built with keyword arguments::
 
 from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
 from .base import FrequencyOracle, SupportCounts
+from .budget import BudgetExceeded, PrivacyAccountant
 from .consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
 from .errors import IncompatibleError, LDPError, LDPTypeError, LDPValueError
 from .grr import GRR, RandomizedResponse
@@ -29,10 +30,10 @@ from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
 DirectEncoding = GRR
 
 __all__ = [
-    "BLH", "CMS", "GRR", "HCMS", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
+    "BLH", "CMS", "GRR", "HCMS", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR", "BudgetExceeded",
     "CandidateEstimates", "DBitFlip", "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse",
     "IncompatibleError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
-    "MeanAggregate", "MemoizedDBitFlip", "MemoizedOneBitMean", "OneBitMean", "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection",
+    "MeanAggregate", "MemoizedDBitFlip", "MemoizedOneBitMean", "OneBitMean", "PiecewiseMean", "PrivacyAccountant", "RandomizedResponse", "RapporReports", "SubsetSelection",
     "SupportCounts", "SystemRandom", "UnaryEncoding", "audit_mechanism", "base_cut", "base_pos",
     "empirical_epsilon", "exact_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub",
 ]
