@@ -87,8 +87,27 @@ class _CountMeanSketch(FrequencyOracle):
 
     def columns(self, keys):
         """h_l(x) for each key and row: int64 array (n, k)."""
-        h = hash_keys(keys, self.hash_seeds).astype(np.uint64)
-        return ((h * np.uint64(self.m)) >> np.uint64(32)).astype(np.int64)
+        return self._bucket(hash_keys(keys, self.hash_seeds))
+
+    def row_columns(self, keys, rows):
+        """h_{rows[i]}(keys[i]): each key hashed only in its own row (one pass per row present)."""
+        keys = keys if isinstance(keys, np.ndarray) else np.asarray(keys)
+        out = np.empty(len(rows), dtype=np.int64)
+        for j in np.unique(rows):
+            chosen = rows == j
+            out[chosen] = self._bucket(hash_keys(keys[chosen], self.hash_seeds[j:j + 1]))[:, 0]
+        return out
+
+    def _bucket(self, hashes):
+        return ((hashes.astype(np.uint64) * np.uint64(self.m)) >> np.uint64(32)).astype(np.int64)
+
+    def _draw_rows(self, keys, src):
+        """A uniform row for each key (the client's choice) and the key's column in that row."""
+        n = len(keys)
+        if n == 0:
+            raise LDPValueError("values is empty")
+        rows = integers(src, self.k, n)
+        return rows, self.row_columns(keys, rows)
 
     def encode(self, values):
         raise LDPTypeError(f"{type(self).__name__} encodes inside privatize(values)")
@@ -165,11 +184,8 @@ class CMS(_CountMeanSketch):
     def privatize(self, values, rng=None):
         """Reports of a batch of keys (ints, str or bytes): row j uniform, ±1 vector flipped."""
         src = source(rng)
-        cols = self.columns(values)
-        n = len(cols)
-        rows = integers(src, self.k, n)
-        users = np.arange(n)
-        packed = randomized_response_packed(src, (n, self.m), (users, cols[users, rows]),
+        rows, cols = self._draw_rows(values, src)
+        packed = randomized_response_packed(src, (rows.size, self.m), (np.arange(rows.size), cols),
                                             self.keep, 1 - self.keep)
         return SketchReports(rows, packed)
 
@@ -242,11 +258,10 @@ class HCMS(_CountMeanSketch):
     def privatize(self, values, rng=None):
         """Reports of a batch of keys: (j, l, w̃) with w = H[l, h_j(x)] kept w.p. e^ε/(e^ε + 1)."""
         src = source(rng)
-        cols = self.columns(values)
-        n = len(cols)
-        rows, coefficients = integers(src, self.k, n), integers(src, self.m, n)
-        plus = parity(coefficients & cols[np.arange(n), rows]) == 0
-        keep = bernoulli(src, self.keep, n)
+        rows, cols = self._draw_rows(values, src)
+        coefficients = integers(src, self.m, rows.size)
+        plus = parity(coefficients & cols) == 0
+        keep = bernoulli(src, self.keep, rows.size)
         return np.column_stack([rows, coefficients, (plus == keep).astype(np.int64)])
 
     def check_reports(self, reports):
