@@ -30,10 +30,14 @@ from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
 DirectEncoding = GRR
 
 __all__ = [
-    "BLH", "CMS", "GRR", "HCMS", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR", "BudgetExceeded",
-    "CandidateEstimates", "DBitFlip", "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse",
+    "BLH", "GRR", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
+    "CandidateEstimates", "DirectEncoding", "DuchiMean", "FrequencyOracle", "HadamardResponse",
     "IncompatibleError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
-    "MeanAggregate", "MemoizedDBitFlip", "MemoizedOneBitMean", "OneBitMean", "PiecewiseMean", "PrivacyAccountant", "RandomizedResponse", "RapporReports", "SubsetSelection",
+    "MeanAggregate", "PiecewiseMean", "RandomizedResponse", "RapporReports", "SubsetSelection",
     "SupportCounts", "SystemRandom", "UnaryEncoding", "audit_mechanism", "base_cut", "base_pos",
     "empirical_epsilon", "exact_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub",
+]
+__all__ += [       # the deployed mechanisms and the budget accountant (issue 15)
+    "CMS", "HCMS", "DBitFlip", "MemoizedDBitFlip", "MemoizedOneBitMean", "OneBitMean",
+    "BudgetExceeded", "PrivacyAccountant",
 ]

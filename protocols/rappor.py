@@ -303,7 +303,8 @@ class RAPPOR(FrequencyOracle):
         t_hat, _ = self.debias(agg)
         y = (t_hat / np.maximum(agg.counts[:, -1:], 1)).ravel()[keep]
         rows, M = X.shape
-        limit = min(500, int(0.8 * rows)) if max_selected is None else check_int(max_selected, "max_selected", 1)
+        limit = (min(500, int(0.8 * rows)) if max_selected is None
+                 else check_int(max_selected, "max_selected", 1))
         counts, stderr, p_values = np.zeros(M), np.full(M, np.inf), np.ones(M)
         selected = lasso_select(X - X.mean(axis=0), y - y.mean(), limit)   # unpenalized intercept
         beta, se, p = ols_fit(np.column_stack([np.ones(rows), X[:, selected]]), y)
