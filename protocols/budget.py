@@ -28,6 +28,7 @@ import numpy as np
 from ._validate import check_epsilon
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys
+from .serialize import mechanism_params
 
 _RELATIVE_SLACK = 1e-12         # float sums of ε may exceed the total by rounding only
 
@@ -179,6 +180,32 @@ class PrivacyAccountant:
         if memo is not None:
             self._reports.set(*memo)
         return cost
+
+    def to_dict(self):
+        """The ledger as plain lists (JSON-ready): ``{"total", "users", "spent", "mechanisms",
+        "memo"}``; ``mechanisms`` are {"class", "params"} of the memoized mechanisms charged, and
+        each ``memo`` entry is [user, mechanism index, memo key word, reports]."""
+        users = self._spent.keys.view(">u8").astype(np.uint64).view(np.int64)
+        memo = self._reports.keys.view(">u8").reshape(-1, 3).astype(np.uint64)
+        return {"total": self.total, "users": users.tolist(), "spent": self._spent.values.tolist(),
+                "mechanisms": [{"class": type(m).__name__, "params": mechanism_params(m)}
+                               for m in self._mechanisms],
+                "memo": [list(row) for row in zip(memo[:, 0].view(np.int64).tolist(), memo[:, 1].tolist(),
+                                                   memo[:, 2].tolist(), self._reports.values.tolist())]}
+
+    @classmethod
+    def from_dict(cls, state):
+        """The accountant saved by :meth:`to_dict` (mechanisms rebuilt from :mod:`protocols`)."""
+        import protocols
+
+        acct = cls(state["total"])
+        acct._spent.set(_rows(np.asarray(state["users"], dtype=np.int64)),
+                        np.asarray(state["spent"], dtype=np.float64))
+        acct._mechanisms = [getattr(protocols, m["class"])(**m["params"]) for m in state["mechanisms"]]
+        users, index, keys, reports = zip(*state["memo"]) if state["memo"] else ([], [], [], [])
+        acct._reports.set(_rows(np.array(users, dtype=np.int64), np.array(index, dtype=np.uint64),
+                                np.array(keys, dtype=np.uint64)), np.array(reports, dtype=np.int64))
+        return acct
 
     def spent(self, users):
         """ε spent so far by each user (0 for users never charged)."""

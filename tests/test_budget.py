@@ -84,3 +84,18 @@ def test_worked_example_of_docs_accountant():
         acct.spend(users, OLH(epsilon=1.0, d=64))
     acct.spend(users[:1], OLH(epsilon=1.0, d=64))
     np.testing.assert_allclose(acct.remaining(users), [4 - 1 - 2 * math.log(3), 4 - 3.80865], atol=1e-5)
+
+
+def test_ledger_round_trips_through_json():
+    import json
+
+    rappor = RAPPOR(num_bits=16, num_hashes=1, num_cohorts=4)
+    acct = PrivacyAccountant(total=5.0)
+    acct.spend([-3, 8], rappor, keys=["a", "b"])
+    acct.spend([8, 9], MemoizedDBitFlip(epsilon=1.0, d=8, num_bits=2), keys=[2, 2])
+    acct.spend([9], 0.25)
+    again = PrivacyAccountant.from_dict(json.loads(json.dumps(acct.to_dict())))
+    users = np.array([-3, 8, 9, 10])
+    np.testing.assert_array_equal(again.spent(users), acct.spent(users))
+    for mech, keys in ((rappor, ["a", "a", "b", "a"]), (MemoizedDBitFlip(epsilon=1.0, d=8, num_bits=2), [2, 2, 2, 3])):
+        np.testing.assert_array_equal(again.cost(users, mech, keys=keys), acct.cost(users, mech, keys=keys))
