@@ -63,7 +63,8 @@ def _rows(*columns):
     for the non-negative parts; any total order works for lookups)."""
     words = np.stack([np.asarray(c).astype(">u8", copy=False).view(np.uint8).reshape(-1, 8)
                       for c in columns], axis=1)
-    return np.ascontiguousarray(words.reshape(len(words), -1)).view(f"V{8 * len(columns)}").ravel()
+    width = 8 * len(columns)
+    return np.ascontiguousarray(words.reshape(len(words), width)).view(f"V{width}").ravel()
 
 
 class _Table:

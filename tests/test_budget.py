@@ -91,6 +91,7 @@ def test_ledger_round_trips_through_json():
 
     rappor = RAPPOR(num_bits=16, num_hashes=1, num_cohorts=4)
     acct = PrivacyAccountant(total=5.0)
+    assert PrivacyAccountant.from_dict(acct.to_dict()).remaining([1])[0] == 5.0
     acct.spend([-3, 8], rappor, keys=["a", "b"])
     acct.spend([8, 9], MemoizedDBitFlip(epsilon=1.0, d=8, num_bits=2), keys=[2, 2])
     acct.spend([9], 0.25)
