@@ -12,6 +12,7 @@ Every oracle is an immutable object built with keyword arguments::
 
 from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
 from .base import Estimate, FrequencyOracle, Mechanism, SupportCounts
+from .budget import BudgetExceeded, PrivacyAccountant
 from .consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
 from .errors import (FormatError, IncompatibleError, InputError, LDPError, LDPTypeError, LDPValueError,
                      PrivacyWarning)
@@ -22,7 +23,9 @@ from .lh import BLH, OLH, LocalHashing
 from .mean import DuchiMean, LaplaceMean, MeanAggregate, PiecewiseMean
 from .rappor import RAPPOR, CandidateEstimates, RapporReports
 from .randomness import SystemRandom
+from .sketch import CMS, HCMS
 from .ss import SubsetSelection
+from .telemetry import DBitFlip, MemoizedDBitFlip, MemoizedOneBitMean, OneBitMean
 from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
 
 DirectEncoding = GRR
@@ -34,4 +37,8 @@ __all__ = [
     "MeanAggregate", "Mechanism", "PiecewiseMean", "PrivacyWarning", "RandomizedResponse", "RapporReports", "SubsetSelection",
     "SupportCounts", "SystemRandom", "UnaryEncoding", "audit_mechanism", "base_cut", "base_pos",
     "empirical_epsilon", "exact_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub",
+]
+__all__ += [       # the deployed mechanisms and the budget accountant (issue 15)
+    "CMS", "HCMS", "DBitFlip", "MemoizedDBitFlip", "MemoizedOneBitMean", "OneBitMean",
+    "BudgetExceeded", "PrivacyAccountant",
 ]

@@ -13,9 +13,11 @@ Pr[S_j = 1 | B_j = 0] = p* = f(p + q)/2 + (1 − f)p, so (two filters differ in 
 object's ``p_star`` is the paper's q* and its ``q_star`` the paper's p*.
 
 Server: per cohort c and bit j, t̂_cj = (c_cj − p*·N_c)/(q* − p*) estimates the number of users
-of cohort c whose filter has bit j; candidates' frequencies are fitted by non-negative least
-squares on the candidate design matrix (weighted by the analytic variance of t̂), and a
-Bonferroni-corrected z-test keeps the candidates that are significantly above zero.
+of cohort c whose filter has bit j. Candidates are decoded as published (Erlingsson et al. 2014,
+Section 5): Lasso on the candidate design matrix selects candidates, least squares on the selected
+ones gives counts, standard errors and p-values, and a Bonferroni (or Benjamini–Hochberg)
+threshold keeps the significant ones; ``method="nnls"`` fits non-negative least squares weighted
+by the analytic variance of t̂ instead.
 
 Permanent randomness comes from MurmurHash3 of (secret, value) keyed per bit: uniform, but not a
 cryptographic PRF; a deployment wanting RAPPOR's HMAC guarantee should derive it from HMAC.
@@ -25,10 +27,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
+import scipy.stats
 
 from . import bits
 from ._validate import check_array, check_int, check_probability, check_range
@@ -37,7 +39,7 @@ from .base import FrequencyOracle, SupportCounts
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys, murmur3_fixed
 from .randomness import randomized_response_packed, source
-from .ue import bit_vector_distribution, debias_counts
+from .ue import bit_vector_distribution, debias_counts, grouped_column_sums
 
 
 class RapporReports(NamedTuple):
@@ -48,12 +50,14 @@ class RapporReports(NamedTuple):
 
 
 class CandidateEstimates(NamedTuple):
-    """Frequency estimates of candidate values, with standard errors and a significance flag."""
+    """Frequency estimates of candidate values, with standard errors, a significance flag and
+    one-sided p-values (H0: the count is 0)."""
 
     candidates: list
     counts: np.ndarray
     stderr: np.ndarray
     significant: np.ndarray
+    p_values: np.ndarray
 
 
 def nnls(A, b, max_iter=None):
@@ -81,6 +85,34 @@ def nnls(A, b, max_iter=None):
             x[~passive] = 0
         w = A.T @ (b - A @ x)
     return x
+
+
+def lasso_select(X, y, limit):
+    """Columns selected by the positive Lasso path (scikit-learn's coordinate descent, as glmnet
+    with ``lower.limits = 0`` in RAPPOR's analysis): the solution at the smallest penalty of the
+    path (100 penalties down to 10^-4 of the largest) with at most ``limit`` non-zero columns."""
+    try:
+        from sklearn.linear_model import lasso_path
+    except ImportError:
+        raise ImportError("RAPPOR's Lasso decoder needs scikit-learn: pip install 'bfrrce[rappor]', "
+                          "or use method='nnls'") from None
+    if not np.any(X.T @ y > 0):
+        return np.zeros(X.shape[1], dtype=bool)
+    _, coefs, _ = lasso_path(X, y, positive=True, eps=1e-4)      # 100 penalties
+    nonzero = (coefs > 0).sum(axis=0)
+    return coefs[:, np.flatnonzero(nonzero <= limit)[-1]] > 0
+
+
+def ols_fit(X, y):
+    """Ordinary least squares: coefficients, standard errors σ̂·sqrt(diag (XᵀX)⁻¹) with
+    σ̂² = RSS/(rows − columns), and one-sided p-values Pr[t_dof ≥ coefficient/se]."""
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    dof = X.shape[0] - X.shape[1]
+    if dof <= 0:
+        raise LDPValueError(f"{X.shape[1]} selected candidates for {X.shape[0]} equations")
+    sigma2 = np.sum((y - X @ beta) ** 2) / dof
+    se = np.sqrt(sigma2 * np.diag(np.linalg.pinv(X.T @ X)))
+    return beta, se, scipy.stats.t.sf(beta / se, dof)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,11 +237,7 @@ class RAPPOR(FrequencyOracle):
     def aggregate(self, reports):
         """Per cohort: the bit counts and, in the last column, the number of reports."""
         reports = self.check_reports(reports)
-        counts = np.zeros((self.num_cohorts, self.num_bits + 1), dtype=np.int64)
-        for c in np.unique(reports.cohorts):
-            rows = reports.bits[reports.cohorts == c]
-            counts[c, :-1] = bits.column_sums(rows, self.num_bits)
-            counts[c, -1] = len(rows)
+        counts = grouped_column_sums(reports.cohorts, reports.bits, self.num_cohorts, self.num_bits)
         return SupportCounts(self, counts, len(reports.cohorts))
 
     def empty_aggregate(self):
@@ -221,37 +249,92 @@ class RAPPOR(FrequencyOracle):
         counts = self.check_aggregate(aggregate).counts
         return debias_counts(counts[:, :-1], counts[:, -1:], self.p_star, self.q_star)
 
-    def estimate(self, aggregate, candidates=None, alpha=0.05):
-        """Fit candidate counts by weighted non-negative least squares.
+    def design_matrix(self, candidates):
+        """X (cohorts·bits × M): 1 where candidate v's Bloom filter in cohort c has bit j."""
+        candidates = list(candidates)
+        M = len(candidates)
+        X = np.zeros((self.num_cohorts, self.num_bits, M))
+        for c in range(self.num_cohorts):
+            pos = self.filter_positions(candidates, np.full(M, c))
+            X[c, pos, np.arange(M)[:, None]] = 1.0
+        return X.reshape(-1, M)
 
-        Returns :class:`CandidateEstimates`: counts, standard errors (weighted least squares on the
-        candidates kept by NNLS) and ``significant`` (z > Φ⁻¹(1 − α/M), Bonferroni over M candidates).
+    def estimate(self, aggregate, candidates=None, alpha=0.05, method="lasso",
+                 correction="bonferroni", max_selected=None):
+        """Counts of candidate values, with standard errors, p-values and a significance flag.
+
+        Parameters
+        ----------
+        candidates : sequence
+            The values to look for (M of them).
+        alpha : float
+            Level of the multiple test.
+        method : {"lasso", "nnls"}
+            ``"lasso"`` (as published: Erlingsson, Pihur, Korolova 2014, Section 5; Fanti, Pihur,
+            Erlingsson 2016): y_cj = t̂_cj / N_c, the estimated share of cohort c's users with bit j,
+            is regressed on X (:meth:`design_matrix`) and an intercept; the positive Lasso path
+            selects at most ``max_selected`` candidates (default min(500, ⌊0.8·rows⌋), as RAPPOR's
+            analysis code), then ordinary least squares on the intercept and the selected columns
+            gives the shares β, standard errors σ̂·sqrt(diag (X_SᵀX_S)⁻¹) with σ̂² = RSS/(rows − |S| − 1),
+            and one-sided p-values Pr[t_dof ≥ β/se]. The (unpenalized) intercept is our addition:
+            values outside the candidate list set bits uniformly at random, and without it their
+            mass goes to the candidates (see tests/test_rappor.py). Needs scikit-learn
+            (``pip install bfrrce[rappor]``).
+            ``"nnls"``: non-negative least squares on t̂ weighted by its analytic variance
+            (:meth:`debias`), standard errors of weighted least squares on the kept candidates,
+            p-values 1 − Φ(count/se).
+        correction : {"bonferroni", "bh"}
+            ``significant``: p < α/M (Bonferroni), or Benjamini–Hochberg at false discovery rate α.
+
+        Returns
+        -------
+        CandidateEstimates
+            counts (n·β), stderr, significant, p_values; candidates not selected have count 0,
+            stderr inf and p-value 1.
         """
         if candidates is None:
             raise LDPTypeError("RAPPOR.estimate needs candidates=[...] (the values to look for)")
+        if correction not in ("bonferroni", "bh"):
+            raise LDPValueError(f"correction must be 'bonferroni' or 'bh', got {correction!r}")
+        fit = {"lasso": self._fit_lasso, "nnls": self._fit_nnls}.get(method)
+        if fit is None:
+            raise LDPValueError(f"method must be 'lasso' or 'nnls', got {method!r}")
         candidates = list(candidates)
         agg = self.check_aggregate(aggregate)
-        t_hat, var = self.debias(agg)
-        sizes = agg.counts[:, -1].astype(float)
-        share = sizes / max(agg.n, 1)
-        cohorts = np.arange(self.num_cohorts)
-        design = np.zeros((self.num_cohorts, self.num_bits, len(candidates)))
-        for c in cohorts:
-            pos = self.filter_positions(candidates, np.full(len(candidates), c))
-            for i in range(self.num_hashes):
-                design[c, pos[:, i], np.arange(len(candidates))] = share[c]
-        X = design.reshape(-1, len(candidates))
-        w = 1 / np.sqrt(np.maximum(var.ravel(), 1e-12))
+        sizes = agg.counts[:, -1]
         keep = np.repeat(sizes > 0, self.num_bits)
-        Xw, yw = X[keep] * w[keep, None], t_hat.ravel()[keep] * w[keep]
+        counts, stderr, p_values = fit(agg, self.design_matrix(candidates)[keep], keep, max_selected)
+        if correction == "bonferroni":
+            significant = p_values < alpha / max(len(candidates), 1)
+        else:
+            significant = scipy.stats.false_discovery_control(p_values) <= alpha
+        return CandidateEstimates(candidates, counts, stderr, significant, p_values)
+
+    def _fit_lasso(self, agg, X, keep, max_selected):
+        t_hat, _ = self.debias(agg)
+        y = (t_hat / np.maximum(agg.counts[:, -1:], 1)).ravel()[keep]
+        rows, M = X.shape
+        limit = (min(500, int(0.8 * rows)) if max_selected is None
+                 else check_int(max_selected, "max_selected", 1))
+        counts, stderr, p_values = np.zeros(M), np.full(M, np.inf), np.ones(M)
+        selected = lasso_select(X - X.mean(axis=0), y - y.mean(), limit)   # unpenalized intercept
+        beta, se, p = ols_fit(np.column_stack([np.ones(rows), X[:, selected]]), y)
+        counts[selected], stderr[selected], p_values[selected] = agg.n * beta[1:], agg.n * se[1:], p[1:]
+        return counts, stderr, p_values
+
+    def _fit_nnls(self, agg, X, keep, max_selected=None):
+        t_hat, var = self.debias(agg)
+        share = np.repeat(agg.counts[:, -1] / max(agg.n, 1), self.num_bits)[keep]
+        w = 1 / np.sqrt(np.maximum(var.ravel()[keep], 1e-12))
+        Xw, yw = X * (share * w)[:, None], t_hat.ravel()[keep] * w
         counts = nnls(Xw, yw)
-        stderr = np.full(len(candidates), np.inf)
+        stderr, p_values = np.full(X.shape[1], np.inf), np.ones(X.shape[1])
         active = counts > 0
         if active.any():
             cov = np.linalg.pinv(Xw[:, active].T @ Xw[:, active])
             stderr[active] = np.sqrt(np.diag(cov))
-        z = NormalDist().inv_cdf(1 - alpha / max(len(candidates), 1))
-        return CandidateEstimates(candidates, counts, stderr, counts > z * stderr)
+            p_values[active] = scipy.stats.norm.sf(counts[active] / stderr[active])
+        return counts, stderr, p_values
 
     def output_distribution(self, value, cohort=0):
         """Exact Pr[one report | value, cohort] (marginal over the secret). Small num_bits only."""

@@ -142,6 +142,19 @@ def simulate_column_sums(t, n, p, q, rng):
     return rng.binomial(t, p) + rng.binomial(n - t, q)
 
 
+def grouped_column_sums(groups, packed, num_groups, width):
+    """Per group g: column sums of the packed rows of group g, and (last column) their number.
+
+    Returns an int64 array (num_groups, width + 1); one bit-sliced pass per group present.
+    """
+    counts = np.zeros((num_groups, width + 1), dtype=np.int64)
+    for g in np.unique(groups):
+        rows = packed[groups == g]
+        counts[g, :-1] = bits.column_sums(rows, width)
+        counts[g, -1] = len(rows)
+    return counts
+
+
 def bit_vector_distribution(true_bits, p, q):
     """Exact output distribution of per-bit randomized response on one bit vector.
 

@@ -46,3 +46,12 @@ def fixed_values(d, n, rng=0):
     """n values over d with unequal, known frequencies (value 0 most frequent)."""
     weights = np.arange(d, 0, -1, dtype=float)
     return np.random.default_rng(rng).choice(d, size=n, p=weights / weights.sum())
+
+
+def variance_ratio_tolerance(samples, z=5.0):
+    """z standard errors of the sample variance relative to the variance (per column), from the
+    sample kurtosis κ: sd(s²)/σ² = sqrt((κ − (T − 3)/(T − 1))/T) (the estimates need not be normal)."""
+    x = samples - samples.mean(axis=0)
+    T = len(samples)
+    kurt = np.mean(x ** 4, axis=0) / np.mean(x ** 2, axis=0) ** 2
+    return z * np.sqrt((kurt - (T - 3) / (T - 1)) / T)

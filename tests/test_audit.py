@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE
-from protocols import (GRR, RAPPOR, SHE, SubsetSelection, audit_mechanism, empirical_epsilon,
-                       exact_epsilon)
+from protocols import (CMS, GRR, HCMS, RAPPOR, SHE, DBitFlip, SubsetSelection, audit_mechanism,
+                       empirical_epsilon, exact_epsilon)
 from protocols.audit import chernoff_bounds
 from protocols.ue import bit_vector_distribution
 
@@ -122,3 +122,12 @@ def test_chernoff_bounds_cover():
         lo, hi = chernoff_bounds(count, 500, 0.025)
         misses += not lo <= 0.2 <= hi
     assert misses / 2000 <= 0.05
+
+
+@pytest.mark.parametrize("mech", [CMS(epsilon=1.3, d=5, k=2, m=4, seed=2), HCMS(epsilon=1.3, d=5, k=2, m=4, seed=2),
+                                  DBitFlip(epsilon=1.3, d=5, num_bits=2)], ids=repr)
+def test_deployed_mechanisms_pass_the_exact_audit(mech):
+    """Apple's sketches and Microsoft's dBitFlip (tests/test_sketch.py and tests/test_telemetry.py
+    audit more parameters, OneBitMean and the many-round views of the memoized forms)."""
+    result = audit_mechanism(mech)
+    assert result.tight

@@ -19,6 +19,7 @@ def load(name):
     ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
     ("poisoning", ["--trials", "1", "--epsilons", "8"], "evasive"),
     ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
+    ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
 ])
 def test_benchmark_scripts_run(name, argv, expect, capsys):
     load(name).main(argv)

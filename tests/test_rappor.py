@@ -1,10 +1,11 @@
 import math
+import sys
 
 import numpy as np
 import pytest
 
 from protocols import RAPPOR, LDPTypeError, LDPValueError, exact_epsilon
-from protocols.rappor import nnls
+from protocols.rappor import nnls, ols_fit
 
 
 def disjoint_values(mech, count=2):
@@ -55,19 +56,85 @@ def test_permanent_law():
     assert abs(b[:, pos].mean() - 0.75) <= 5 * math.sqrt(0.75 * 0.25 / n)
 
 
-def test_candidate_estimates_recover_heavy_values():
-    mech = RAPPOR(num_bits=64, num_hashes=2, num_cohorts=8)
+def heavy_hitter_aggregate(mech, seed=4):
     rng = np.random.default_rng(0)
     truth = {0: 20000, 1: 10000, 2: 5000}
     values = np.concatenate([np.full(c, v) for v, c in truth.items()] +
                             [rng.integers(100, 10**6, 5000)])
-    est = mech.estimate(mech.aggregate(mech.privatize(values, rng=4)), candidates=range(20))
+    return truth, mech.aggregate(mech.privatize(values, rng=seed))
+
+
+@pytest.mark.parametrize("method", ["lasso", "nnls"])
+@pytest.mark.parametrize("correction", ["bonferroni", "bh"])
+def test_candidate_estimates_recover_heavy_values(method, correction):
+    if method == "lasso":
+        pytest.importorskip("sklearn")
+    mech = RAPPOR(num_bits=64, num_hashes=2, num_cohorts=8)
+    truth, agg = heavy_hitter_aggregate(mech)
+    est = mech.estimate(agg, candidates=range(20), method=method, correction=correction)
     for v, c in truth.items():
-        assert est.significant[v]
+        assert est.significant[v] and est.p_values[v] < 1e-6
         assert abs(est.counts[v] - c) <= 5 * est.stderr[v]
     assert est.significant[3:].sum() <= 1
+    assert np.all(est.p_values[est.counts == 0] == 1)
     with pytest.raises(LDPTypeError):
-        mech.estimate(mech.aggregate(mech.privatize(values[:10], rng=1)))
+        mech.estimate(agg)
+
+
+def test_lasso_decoder_p_values_of_absent_candidates():
+    """Only values outside the candidates: nothing significant under either correction, and
+    p-values not too small: Pr[p < 0.05] within 5 binomial standard errors of 0.05 over 400 p-values.
+    (Without the intercept, the background mass went to the candidates: min p ≈ 0.001 per run.)"""
+    pytest.importorskip("sklearn")
+    mech = RAPPOR(num_bits=32, num_hashes=2, num_cohorts=16)
+    values = np.random.default_rng(1).integers(1000, 10**6, 30_000)
+    p_values = []
+    for seed in range(8):
+        agg = mech.aggregate(mech.privatize(values, rng=seed))
+        for correction in ("bonferroni", "bh"):
+            est = mech.estimate(agg, candidates=range(50), correction=correction)
+            assert not est.significant.any()
+        p_values.append(est.p_values)
+    small = np.mean(np.concatenate(p_values) < 0.05)
+    assert small <= 0.05 + 5 * math.sqrt(0.05 * 0.95 / 400)
+
+
+def test_benjamini_hochberg_keeps_at_least_bonferroni():
+    pytest.importorskip("sklearn")
+    mech = RAPPOR(num_bits=32, num_hashes=2, num_cohorts=8)
+    counts = np.array([3000, 1500, 900, 600, 400, 300])
+    values = np.concatenate([np.repeat(np.arange(6), counts), np.arange(10**5, 10**5 + 20_000)])
+    agg = mech.aggregate(mech.privatize(values, rng=2))
+    bonf = mech.estimate(agg, candidates=range(40), alpha=0.1)
+    bh = mech.estimate(agg, candidates=range(40), alpha=0.1, correction="bh")
+    assert np.all(bh.significant >= bonf.significant)
+    np.testing.assert_array_equal(bh.p_values, bonf.p_values)
+
+
+def test_least_squares_agrees_with_statsmodels():
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, size=(60, 4)).astype(float)
+    y = X @ [0.3, 0.1, 0.0, 0.05] + rng.normal(0, 0.05, 60)
+    beta, se, p = ols_fit(X, y)
+    ref = sm.OLS(y, X).fit()
+    np.testing.assert_allclose(beta, ref.params, rtol=1e-9)
+    np.testing.assert_allclose(se, ref.bse, rtol=1e-9)
+    one_sided = np.where(ref.tvalues > 0, ref.pvalues / 2, 1 - ref.pvalues / 2)
+    np.testing.assert_allclose(p, one_sided, rtol=1e-6)
+
+
+def test_decoder_options_are_validated(monkeypatch):
+    mech = RAPPOR(num_bits=16, num_hashes=2, num_cohorts=2)
+    agg = mech.aggregate(mech.privatize(np.arange(100), rng=0))
+    with pytest.raises(LDPValueError, match="method"):
+        mech.estimate(agg, candidates=range(4), method="ridge")
+    with pytest.raises(LDPValueError, match="correction"):
+        mech.estimate(agg, candidates=range(4), correction="holm")
+    monkeypatch.setitem(sys.modules, "sklearn.linear_model", None)
+    with pytest.raises(ImportError, match="nnls"):
+        mech.estimate(agg, candidates=range(4))
+    assert mech.estimate(agg, candidates=range(4), method="nnls").counts.shape == (4,)
 
 
 def test_string_values_and_validation():

@@ -1,0 +1,381 @@
+"""Microsoft's telemetry mechanisms: 1BitMean and dBitFlip, one-shot and memoized.
+
+Ding, Kulkarni, Yekhanin, "Collecting Telemetry Data Privately", NeurIPS 2017.
+
+* 1BitMean (values x ∈ [0, m]): send 1 with probability 1/(e^ε + 1) + (x/m)(e^ε − 1)/(e^ε + 1);
+  the mean is estimated by m/n Σ (b_i(e^ε + 1) − 1)/(e^ε − 1), with
+  Var = m²(e^ε + 1)²/((e^ε − 1)² n²) Σ p_i(1 − p_i) ≤ m²(e^ε + 1)²/(4n(e^ε − 1)²).
+  In law this is Duchi et al.'s ±C mechanism on t = 2x/m − 1 (:class:`protocols.DuchiMean`).
+* dBitFlip (buckets v ∈ [0, d)): each user samples ``num_bits`` distinct buckets j_1 < … and
+  reports, for each, a bit that is 1 w.p. e^{ε/2}/(e^{ε/2} + 1) if v = j_p, else 1/(e^{ε/2} + 1).
+  With N_v users sampling v and S_v of their bits set, ĉ(v) = (d/num_bits)(S_v(e^{ε/2} + 1) − N_v)
+  /(e^{ε/2} − 1) is unbiased and Var[ĉ(v)] = (d/num_bits)·n e^{ε/2}/(e^{ε/2} − 1)² + n_v(d/num_bits − 1).
+  Two values change at most two bits' laws: ε-LDP, tight for num_bits ≥ 2 (ε/2 for one bit).
+
+Repeated collection (Section 3 of the paper; docs/accountant.md). A memoized client derives all
+its randomness from a per-user 64-bit secret (like RAPPOR's permanent response), so the same
+state gives the same report in every round:
+
+* :class:`MemoizedOneBitMean`: α-point rounding — a per-user α uniform on [0, 1) rounds x
+  (with x/Δ = L + r, Δ = m/s) to (L + 1)Δ if α < r, else LΔ; unbiased since Pr[α < r] = r — then
+  the 1BitMean bit of each grid point is drawn once (independently per point) and replayed.
+* :class:`MemoizedDBitFlip`: the sampled buckets are drawn once; the bits of each value are
+  drawn once (independently per value) and replayed.
+
+What an observer of any number of rounds learns (tested by enumeration in tests/test_telemetry.py):
+a user whose memo key (rounded grid point; bucket) does not change sends one report forever,
+so the whole period is ε-LDP; each distinct memo key adds one more independent ε-LDP report
+(ε per distinct key, by sequential composition); and the rounds at which the key changed are
+visible (reports that differ come from different keys), which no ε covers. The per-round
+estimates keep the one-shot variance: marginally over α and the memo, a round's bit has the
+one-shot law.
+
+Memo randomness is MurmurHash3 of (secret, key), 53-bit uniforms: uniform, but not a
+cryptographic PRF (same caveat as :mod:`protocols.rappor`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from itertools import combinations, product
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validate import check_array, check_epsilon, check_int, check_range, check_values
+from .base import FrequencyOracle, SupportCounts, user_counts
+from .errors import IncompatibleError, LDPTypeError, LDPValueError
+from .hashing import murmur3_fixed
+from .mean import DuchiMean
+from .randomness import integers, randomized_response_bits, source
+from .serialize import simulate_from_reports
+
+_STREAM_ALPHA, _STREAM_BIT, _STREAM_SAMPLE = 0xA1, 0xB1, 0x5A
+
+
+def keyed_uniform(secrets, *keys):
+    """Uniforms on the 2^-53 grid, a deterministic function of (secret, *keys) (broadcast).
+
+    Two MurmurHash3 x86_32 hashes (seeds 0x9E37, 0x85EB) of the 8-byte little-endian words
+    (secret, key_1, …) give 26 + 27 bits.
+    """
+    cols = np.broadcast_arrays(np.asarray(secrets, dtype=np.uint64),
+                               *(np.asarray(k, dtype=np.int64).astype(np.uint64) for k in keys))
+    words = np.stack([c.ravel() for c in cols], axis=1).astype("<u8")
+    raw = words.view(np.uint8).reshape(words.shape[0], -1)
+    hi = murmur3_fixed(raw, 0x9E37).astype(np.uint64) >> np.uint64(6)
+    lo = murmur3_fixed(raw, 0x85EB).astype(np.uint64) >> np.uint64(5)
+    return (((hi << np.uint64(27)) | lo).astype(np.float64) * 2.0 ** -53).reshape(cols[0].shape)
+
+
+def check_secrets(secrets, n, src):
+    """Per-user uint64 secrets; None draws fresh ones (one-shot use, nothing repeats)."""
+    if secrets is None:
+        return np.frombuffer(src.bytes(8 * n), dtype="<u8").copy()
+    secrets = np.asarray(secrets)
+    if secrets.shape != (n,) or not np.issubdtype(secrets.dtype, np.integer):
+        raise LDPTypeError(f"secrets must be {n} integers, got {secrets.dtype} {secrets.shape}")
+    return secrets.astype(np.uint64)
+
+
+# -- 1BitMean ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class OneBitMean(DuchiMean):
+    """1BitMean (Ding et al. 2017, Section 2.1): one bit per user, values in [0, ``high``].
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of one report.
+    high : float
+        The upper bound m of the values (the lower bound is 0).
+
+    Reports are uint8 bits; the aggregate (a :class:`SupportCounts` with counts [ones]) is exact,
+    mergeable and serializable. ``variance(n, t)`` (inherited) is the variance of the mean
+    estimate for n users all at t = 2x/m − 1; :meth:`population_variance` sums the exact per-user terms.
+
+    References
+    ----------
+    B. Ding, J. Kulkarni, S. Yekhanin, "Collecting Telemetry Data Privately", NeurIPS 2017.
+    """
+
+    low: float = field(default=0.0, init=False)
+    high: float
+
+    def privatize(self, values, rng=None):
+        """One bit per value: 1 w.p. 1/(e^ε + 1) + (x/m)(e^ε − 1)/(e^ε + 1)."""
+        return (self._perturb(self.to_unit(values), source(rng)) > 0).astype(np.uint8)
+
+    def check_reports(self, reports):
+        arr = check_array(reports, np.uint8, ())
+        check_range(arr, 2)
+        return arr
+
+    def aggregate(self, reports):
+        reports = self.check_reports(reports)
+        return SupportCounts(self, [np.count_nonzero(reports)], len(reports))
+
+    def empty_aggregate(self):
+        return SupportCounts(self, [0], 0)
+
+    def check_aggregate(self, aggregate):
+        if not isinstance(aggregate, SupportCounts):
+            raise LDPTypeError(f"expected SupportCounts, got {type(aggregate).__name__}")
+        if aggregate.mechanism != self:
+            raise IncompatibleError(f"aggregate of {aggregate.mechanism!r} cannot be estimated by {self!r}")
+        if aggregate.n == 0:
+            raise LDPValueError("cannot estimate a mean from zero reports")
+        return aggregate
+
+    def estimate(self, aggregate):
+        """The published estimator m·((e^ε + 1)·ones/n − 1)/(e^ε − 1), unbiased for the mean."""
+        agg = self.check_aggregate(aggregate)
+        e = math.exp(self.epsilon)
+        return self.high * ((e + 1) * agg.counts[0] / agg.n - 1) / (e - 1)
+
+    def simulate(self, values, *, counts=None, rng=None):
+        """The aggregate of users holding ``values`` (``counts`` each; runs the clients)."""
+        values, counts = user_counts(values, counts)
+        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
+
+    def population_variance(self, values):
+        """Var of the mean estimate for these users: m²/(4n²) Σ (C² − t_i²), C = (e^ε + 1)/(e^ε − 1)."""
+        t = self.to_unit(values)
+        return float(np.sum(self.unit_variance(t))) / t.size ** 2 * (self.high / 2) ** 2
+
+    def output_distribution(self, x):
+        """Exact Pr[bit | x] for x in [0, m]."""
+        one = 1 / (math.exp(self.epsilon) + 1) + x / self.high * math.tanh(self.epsilon / 2)
+        return {1: one, 0: 1 - one}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoizedOneBitMean(OneBitMean):
+    """1BitMean for repeated collection: α-point rounding to s + 1 grid points, then memoization.
+
+    Parameters
+    ----------
+    s : int
+        Grid {0, m/s, …, m}. The per-round estimate is unbiased with 1BitMean's variance.
+
+    ``privatize(values, secrets=...)`` with one stable 64-bit secret per user replays the same
+    bit while the user's rounded value stays; :attr:`epsilon_permanent` (= ε) is the cost of one
+    memo key over any number of rounds (:mod:`protocols.budget`).
+    """
+
+    s: int = 16
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "s", check_int(self.s, "s", 1, 2 ** 32))
+
+    @property
+    def epsilon_permanent(self):
+        """ε of any number of reports with one memo key: the one report they repeat."""
+        return self.epsilon
+
+    def memo_keys(self, values, secrets):
+        """The grid point (0..s) each user's value is α-rounded to: the key of its memoized bit."""
+        scaled = (self.to_unit(values) + 1) / 2 * self.s
+        floor = np.minimum(np.floor(scaled), self.s - 1)
+        alpha = keyed_uniform(secrets, _STREAM_ALPHA)
+        return (floor + (alpha < scaled - floor)).astype(np.int64)
+
+    def privatize(self, values, rng=None, secrets=None):
+        """Memoized bits: 1 iff U(secret, grid point) < p(grid point). Without secrets, fresh ones."""
+        n = np.asarray(values).size
+        secrets = check_secrets(secrets, n, source(rng))
+        grid = self.memo_keys(values, secrets)
+        one = self._one(grid)
+        return (keyed_uniform(secrets, _STREAM_BIT, grid) < one).astype(np.uint8)
+
+    def _one(self, grid):
+        return 1 / (math.exp(self.epsilon) + 1) + grid / self.s * math.tanh(self.epsilon / 2)
+
+    def history_distribution(self, history):
+        """Exact law of the reports of one user over rounds with values ``history`` (marginal over
+        α and the memo): {tuple of bits: probability}. Small histories only."""
+        scaled = [min(max(x / self.high * self.s, 0.0), float(self.s)) for x in history]
+        floors = [min(math.floor(v), self.s - 1) for v in scaled]
+        fracs = [v - f for v, f in zip(scaled, floors)]
+        cuts = sorted({0.0, 1.0, *[r for r in fracs if 0 < r < 1]})
+        out = {}
+        for a, b in zip(cuts[:-1], cuts[1:]):           # α in (a, b): one rounding of every round
+            alpha = (a + b) / 2
+            grid = [f + (alpha < r) for f, r in zip(floors, fracs)]
+            keys = sorted(set(grid))
+            for memo in product((0, 1), repeat=len(keys)):
+                bitof = dict(zip(keys, memo))
+                pr = (b - a) * math.prod(self._one(g) if bitof[g] else 1 - self._one(g) for g in keys)
+                view = tuple(bitof[g] for g in grid)
+                out[view] = out.get(view, 0.0) + pr
+        return out
+
+
+# -- dBitFlip ---------------------------------------------------------------------------------
+
+class BitFlipReports(NamedTuple):
+    """A batch of dBitFlip reports: the sampled buckets of each user (int64, sorted) and their bits (uint8)."""
+
+    buckets: np.ndarray
+    bits: np.ndarray
+
+
+def sample_buckets(draw, n, d, size):
+    """``size`` distinct buckets of [0, d) per user, uniformly, sorted (Floyd's algorithm, vectorised
+    over users). ``draw(i, high)`` returns n integers uniform in [0, high) for step i."""
+    chosen = np.empty((n, size), dtype=np.int64)
+    for i, j in enumerate(range(d - size, d)):
+        t = draw(i, j + 1)
+        taken = (chosen[:, :i] == t[:, None]).any(axis=1)
+        chosen[:, i] = np.where(taken, j, t)
+    return np.sort(chosen, axis=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DBitFlip(FrequencyOracle):
+    """dBitFlip (Ding et al. 2017, Section 2.2): histograms over d buckets.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of one report (each sampled bit gets ε/2).
+    d : int
+        Number of buckets (the paper's k).
+    num_bits : int
+        Buckets sampled and reported per user (the paper's d), 1 ≤ num_bits ≤ d.
+
+    The aggregate's counts are (2, d): users sampling v, and how many of them sent 1 for v.
+
+    References
+    ----------
+    B. Ding, J. Kulkarni, S. Yekhanin, "Collecting Telemetry Data Privately", NeurIPS 2017.
+    """
+
+    epsilon: float
+    d: int
+    num_bits: int
+
+    def __post_init__(self):
+        eps = check_epsilon(self.epsilon)
+        d = check_int(self.d, "d", 2)
+        b = check_int(self.num_bits, "num_bits", 1, d)
+        half = math.exp(eps / 2)
+        self._set(epsilon=eps, d=d, num_bits=b, p=half / (half + 1), q=1 / (half + 1))
+
+    @property
+    def tight_epsilon(self):
+        """The exact ε: ε when two buckets can both be sampled, ε/2 for one bit."""
+        return self.epsilon if self.num_bits >= 2 else self.epsilon / 2
+
+    def privatize(self, values, rng=None):
+        values = check_values(values, self.d)
+        src = source(rng)
+        n = values.size
+        buckets = sample_buckets(lambda i, high: integers(src, high, n), n, self.d, self.num_bits)
+        match = buckets == values[:, None]
+        flipped = randomized_response_bits(src, match.shape, np.nonzero(match), self.p, self.q)
+        return BitFlipReports(buckets, flipped.astype(np.uint8))
+
+    def check_reports(self, reports):
+        if not isinstance(reports, tuple) or len(reports) != 2:
+            raise LDPTypeError("dBitFlip reports are a (buckets, bits) pair, as privatize returns")
+        buckets = check_array(reports[0], np.int64, (self.num_bits,), "buckets")
+        check_range(buckets, self.d, "buckets")
+        if buckets.size and (np.diff(buckets, axis=1) <= 0).any():
+            raise LDPValueError("each report's buckets must be distinct and sorted")
+        flags = check_array(reports[1], np.uint8, (self.num_bits,), "bits")
+        check_range(flags, 2, "bits")
+        if len(flags) != len(buckets):
+            raise LDPValueError(f"{len(buckets)} bucket rows for {len(flags)} bit rows")
+        return BitFlipReports(buckets, flags)
+
+    def aggregate(self, reports):
+        reports = self.check_reports(reports)
+        sampled = np.bincount(reports.buckets.ravel(), minlength=self.d)
+        ones = np.bincount(reports.buckets[reports.bits == 1], minlength=self.d)
+        return SupportCounts(self, np.stack([sampled, ones]), len(reports.buckets))
+
+    def empty_aggregate(self):
+        return SupportCounts(self, np.zeros((2, self.d), dtype=np.int64), 0)
+
+    def estimate(self, aggregate):
+        """ĉ(v) = (d/num_bits)(S_v(e^{ε/2} + 1) − N_v)/(e^{ε/2} − 1): unbiased counts."""
+        sampled, ones = self.check_aggregate(aggregate).counts
+        half = math.exp(self.epsilon / 2)
+        return self.d / self.num_bits * (ones * (half + 1) - sampled) / (half - 1)
+
+    def variance(self, n, f=0.0):
+        """Var[ĉ(v)] = (d/b)·n e^{ε/2}/(e^{ε/2} − 1)² + n f (d/b − 1), b = num_bits."""
+        n = check_int(n, "n", 0)
+        f = float(f)
+        if not 0.0 <= f <= 1.0:
+            raise LDPValueError(f"f must be a frequency in [0, 1], got {f!r}")
+        half, ratio = math.exp(self.epsilon / 2), self.d / self.num_bits
+        return ratio * n * half / (half - 1) ** 2 + n * f * (ratio - 1)
+
+    def simulate(self, values, *, counts=None, rng=None):
+        """The aggregate of users holding ``values`` (``counts`` each), from real reports."""
+        return simulate_from_reports(self, values, counts, rng)
+
+    def _bits_law(self, value, buckets):
+        return [self.p if j == value else self.q for j in buckets]
+
+    def output_distribution(self, value):
+        """Exact Pr[(buckets, bits) | value] over all reports. Small d only."""
+        value = int(check_values([value], self.d)[0])
+        subsets = list(combinations(range(self.d), self.num_bits))
+        out = {}
+        for buckets in subsets:
+            law = self._bits_law(value, buckets)
+            for flags in product((0, 1), repeat=self.num_bits):
+                pr = math.prod(p if f else 1 - p for p, f in zip(law, flags))
+                out[(buckets, flags)] = pr / len(subsets)
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoizedDBitFlip(DBitFlip):
+    """dBitFlip for repeated collection: the sampled buckets and each value's bits are memoized.
+
+    ``privatize(values, secrets=...)`` with one stable 64-bit secret per user replays the same
+    report while the user's bucket stays; :attr:`epsilon_permanent` (= ε) is the cost of one
+    memo key (bucket) over any number of rounds (:mod:`protocols.budget`).
+    """
+
+    @property
+    def epsilon_permanent(self):
+        """ε of any number of reports with one memo key: the one report they repeat."""
+        return self.epsilon
+
+    def memo_keys(self, values, secrets=None):
+        """The memo key of each user: its bucket."""
+        return check_values(values, self.d)
+
+    def privatize(self, values, rng=None, secrets=None):
+        values = check_values(values, self.d)
+        n = values.size
+        secrets = check_secrets(secrets, n, source(rng))
+        buckets = sample_buckets(
+            lambda i, high: np.floor(keyed_uniform(secrets, _STREAM_SAMPLE, i) * high).astype(np.int64),
+            n, self.d, self.num_bits)
+        law = np.where(buckets == values[:, None], self.p, self.q)
+        u = keyed_uniform(secrets[:, None], _STREAM_BIT, values[:, None], buckets)
+        return BitFlipReports(buckets, (u < law).astype(np.uint8))
+
+    def history_distribution(self, history):
+        """Exact law of the reports of one user over rounds with buckets ``history`` (marginal over
+        the sampled buckets and the memo): {(buckets, per-round bits): probability}. Small d only."""
+        subsets = list(combinations(range(self.d), self.num_bits))
+        keys = sorted(set(history))
+        out = {}
+        for buckets in subsets:
+            laws = {v: self._bits_law(v, buckets) for v in keys}
+            for memo in product(product((0, 1), repeat=self.num_bits), repeat=len(keys)):
+                bitsof = dict(zip(keys, memo))
+                pr = math.prod(p if f else 1 - p for v in keys for p, f in zip(laws[v], bitsof[v]))
+                view = (buckets, tuple(bitsof[v] for v in history))
+                out[view] = out.get(view, 0.0) + pr / len(subsets)
+        return out
