@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE, CardinalityEstimate, estimate_distinct
-from bfrrce.estimation import (STOREY_BELOW, binomial_cdf, detected_candidates, detection_probability,
+from bfrrce.estimation import (STOREY_BELOW, detected_candidates, detection_probability,
                              fourier_psi, null_proportion)
 from protocols import LDPValueError
 
@@ -141,15 +141,6 @@ def test_fill_is_unbiased_when_many_values_collide():
     estimates = np.array(estimates)
     assert abs(estimates.mean() - D) <= 5 * estimates.std(ddof=1) / np.sqrt(runs)
     assert covered / runs >= 0.95 - 5 * np.sqrt(0.95 * 0.05 / runs)
-
-
-@pytest.mark.parametrize("n, q, k", [(10, 0.3, 3), (100, 0.02, 5), (10_000, 0.018, 200),
-                                     (1000, 0.9, 880), (3000, 0.12, 400), (50, 0.5, -1), (50, 0.5, 50)])
-def test_binomial_cdf_is_exact(n, q, k):
-    """Against every term of the sum, each from its own log-gammas."""
-    terms = [math.exp(math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1)
-                      + j * math.log(q) + (n - j) * math.log1p(-q)) for j in range(max(k + 1, 0))]
-    assert binomial_cdf(k, n, q) == pytest.approx(math.fsum(terms), rel=1e-9, abs=1e-12)
 
 
 def test_null_estimator_follows_the_signal_to_noise_ratio():

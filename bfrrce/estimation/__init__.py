@@ -7,11 +7,11 @@
 
 from .detection import (DETECTION_ALPHA, detected_candidates, detection_limit, detection_probability,
                         per_column_threshold)
-from .estimators import (ESTIMATORS, STOREY_BELOW, binomial_cdf, estimate_corrected, estimate_fill,
+from .estimators import (ESTIMATORS, STOREY_BELOW, estimate_corrected, estimate_fill,
                          estimate_paper, fourier_psi, null_proportion, storey_null_proportion)
 from .result import CardinalityEstimate
 
-__all__ = ["DETECTION_ALPHA", "ESTIMATORS", "STOREY_BELOW", "CardinalityEstimate", "binomial_cdf",
+__all__ = ["DETECTION_ALPHA", "ESTIMATORS", "STOREY_BELOW", "CardinalityEstimate",
            "detected_candidates", "detection_limit", "detection_probability", "estimate_corrected",
            "estimate_fill", "estimate_paper", "fourier_psi", "null_proportion",
            "per_column_threshold", "storey_null_proportion"]

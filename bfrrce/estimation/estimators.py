@@ -55,6 +55,8 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import binom
 
 from protocols.errors import LDPValueError
 
@@ -81,31 +83,12 @@ def fourier_psi(counts, n, q, gamma, points=129):
     return np.trapezoid(integrand, xi, axis=1)
 
 
-def binomial_cdf(k, n, q):
-    """Pr[Binomial(n, q) <= k], exact to float precision for any n.
-
-    The pmf at k comes from log-gammas; the terms below it from the ratio
-    pmf(j − 1)/pmf(j) = j(1 − q)/((n − j + 1)q), summed over 60σ + 60 terms (beyond, they vanish).
-    """
-    k, n = int(k), int(n)
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    log_pmf_k = (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-                 + k * math.log(q) + (n - k) * math.log1p(-q))
-    j = np.arange(k, max(k - int(60 * math.sqrt(n * q * (1 - q)) + 60), 0), -1, dtype=float)
-    steps = np.log(j) - np.log(n - j + 1) + math.log((1 - q) / q)
-    logs = log_pmf_k + np.concatenate([[0.0], np.cumsum(steps)])
-    return min(float(np.exp(logs).sum()), 1.0)
-
-
 def storey_null_proportion(counts, n, q):
     """Storey's (2002) estimate π̂₀ = #{c_j <= τ} / (L·F₀(τ)) at τ = ⌊nq + σ_c⌋, F₀ the exact
     Binomial(n, q) CDF of an empty column; se from the binomial variance of the count."""
     counts = np.asarray(counts, dtype=float)
     tau = math.floor(n * q + math.sqrt(n * q * (1 - q)))
-    f0 = binomial_cdf(tau, n, q)
+    f0 = float(binom.cdf(tau, n, q))
     below = np.mean(counts <= tau)
     b = min(max(below, 1 / counts.size), 1 - 1 / counts.size)        # keeps se > 0 at 0 or L
     return below / f0, math.sqrt(b * (1 - b) / counts.size) / f0
@@ -169,17 +152,15 @@ def estimate_fill(debiased, *, counts, q, L, l, confidence, positions=None, mult
 
 
 def _solve_candidates(empty, multiplicity):
-    """x in [0, 1] with Σ_j (1 − x)^{m_j} = empty (bisection; the left side decreases in x)."""
+    """x in [0, 1] with Σ_j (1 − x)^{m_j} = empty (the left side decreases in x; Brent's method)."""
     m = multiplicity[multiplicity > 0]
     empty = min(max(empty, 0.0), float(m.size))
-    lo, hi = 0.0, 1.0
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if np.sum((1 - mid) ** m) > empty:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    gap = lambda x: np.sum((1 - x) ** m) - empty  # noqa: E731
+    if gap(1.0) >= 0:
+        return 1.0
+    if gap(0.0) <= 0:
+        return 0.0
+    return brentq(gap, 0.0, 1.0, xtol=1e-15)
 
 
 def estimate_corrected(debiased, *, counts, q, L, l, confidence, positions=None, multiplicity=None,
