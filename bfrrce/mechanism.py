@@ -19,7 +19,7 @@ from protocols.ue import bit_vector_distribution, count_columns, perturb_positio
 
 from .accounting import budget
 from .bloom import BloomFilter
-from .estimation import ESTIMATORS, CardinalityEstimate, detected_candidates, detection_limit
+from .estimation import detected_candidates, detection_limit, estimate_cardinality
 from .sums import ColumnSums, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
@@ -168,21 +168,42 @@ class BFRRCE(Mechanism):
 
     def estimate(self, aggregate, candidates=None, method="auto", confidence=0.95,
                  threshold=0.5, alpha=0.05):
-        """Estimate the number of distinct values.
+        """Bounds and point estimate of the number of distinct values (docs/estimation.md).
 
         Parameters
         ----------
+        aggregate : ColumnSums
+            Column sums of this mechanism's reports.
         candidates : sequence, optional
             The possible values (needed by "paper" and "corrected").
         method : {"auto", "paper", "corrected", "fill"}
-            "auto" is "corrected" with candidates and "fill" without.
+            The point estimate; "auto" is "corrected" with candidates and "fill" without. The
+            bounds are the same for every method.
+        confidence : float
+            Joint level of the bounds (each one-sided at (1 − confidence)/2) and of the interval
+            of ``visible``.
         threshold : float
             "paper": a bit of B″ is set when t̂_j > threshold (users).
         alpha : float
-            "corrected": false-positive rate of the per-candidate detection list.
+            "corrected": false-positive rate of the per-candidate list ``details["detected"]``.
+
+        Returns
+        -------
+        CardinalityEstimate
+            ``interval`` = (lower, upper) covers the true count for any frequency distribution;
+            ``value`` rests on ``assumption``; ``visible`` counts the values above the
+            detection limit.
+
+        Raises
+        ------
+        LDPValueError
+            Unknown method, no candidates for a candidate method, confidence or alpha outside
+            (0, 1), a non-finite threshold, or no reports.
         """
         if method not in METHODS:
             raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
+        if not 0 < alpha < 1:
+            raise LDPValueError(f"alpha must be in (0, 1), got {alpha!r}")
         if method == "auto":
             method = "fill" if candidates is None else "corrected"
         agg = self.check_aggregate(aggregate)
@@ -193,14 +214,12 @@ class BFRRCE(Mechanism):
                 raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
             positions = self.bloom.positions(candidates)
             options = dict(positions=positions, multiplicity=self.bloom.column_counts(positions))
-        value, se, ci, details = ESTIMATORS[method](deb, counts=agg.counts, q=self.q, L=self.L,
-                                                    l=self.l, confidence=confidence,
-                                                    threshold=threshold, **options)
+        est = estimate_cardinality(deb, method=method, counts=agg.counts, p=self.p, q=self.q,
+                                   L=self.L, l=self.l, unit=self.unit, confidence=confidence,
+                                   parameters=self.parameters, threshold=threshold, **options)
         if method == "corrected":
-            details["detected"] = detected_candidates(deb, options["positions"], alpha)
-        params = dict(self.parameters, n=agg.n)
-        return CardinalityEstimate(float(value), float(se), tuple(map(float, ci)), confidence,
-                                       self.detection_limit(agg.n), method, params, details)
+            est.details["detected"] = detected_candidates(deb, options["positions"], alpha)
+        return est
 
 
 def estimate_distinct(values, epsilon=2.0, rng=None, candidates=None, method="auto", **params):

@@ -12,8 +12,9 @@ never imported by the rest of :mod:`bfrrce` except the CLI and evaluation layer.
 Names: ``synthetic-1`` (n = 2,000) and ``synthetic-2`` (n = 10,000), the paper's sets: 122
 distinct integers of 1..1000, every one present, frequencies as equal as possible, fixed seeds;
 ``synthetic`` (options n, cardinality, domain, distribution, s, seed); ``bitcoin`` (real
-mainnet output addresses; ``path`` option or $BFRRCE_BITCOIN_PATH: a folder of block files, a
-block file, or a CSV/TSV/Parquet export with an ``address`` column); any file path.
+mainnet output addresses: the shipped sample, or with ``path`` a folder of block files, a block
+file, or a CSV/TSV/Parquet export with an ``address`` column; decoy candidates of ``seed``);
+any file path.
 """
 
 from __future__ import annotations
@@ -56,15 +57,8 @@ def _synthetic(name, **options):
                    f"generated with seed {params.get('seed', 0)} (bfrrce.datasets.synthetic)", params)
 
 
-def _bitcoin(path=None, column="address"):
-    root = bitcoin.bitcoin_dir(path)
-    if root.is_file() and root.suffix not in (".dat", ".blk"):
-        return _file(root, column, name="bitcoin")
-    blocks = bitcoin.read_blocks(bitcoin.block_files(root))
-    values = np.array(bitcoin.output_addresses(blocks))
-    return Dataset("bitcoin", values, len(np.unique(values)), None,
-                   f"{len(values):,} output addresses of {len(blocks)} distinct mainnet blocks",
-                   f"Bitcoin blocks read from {root}", {"blocks": len(blocks)})
+def _bitcoin(path=None, column="address", seed=0):
+    return Dataset("bitcoin", **bitcoin.load(path, column, seed))
 
 
 def _file(path, column=None, name=None):

@@ -25,7 +25,7 @@ def run(name, argv):
     ("bfrrce_accuracy", ["--runs", "3", "--epsilons", "8"], "corrected"),
     ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
     ("poisoning", ["--trials", "1", "--epsilons", "8"], "evasive"),
-    ("null_proportion", ["--runs", "1"], "auto"),
+    ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
 ])
 def test_benchmark_scripts_run(name, argv, expect):
     assert expect in run(name, argv)

@@ -43,12 +43,12 @@ def test_estimate_on_a_file(tmp_path):
     code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "8",
                           "--seed", "1", "--L", "64"])
     assert code == 0, err
-    assert "distinct values ≈" in out and "detection limit" in out
+    assert out.startswith("distinct values: between") and "detection limit" in out
     cands = tmp_path / "cands.txt"
     cands.write_text("".join(f"v{i}\n" for i in range(20)))
     code, out, _ = run(["estimate", str(path), "--column", "value", "--epsilon", "8",
                         "--candidates", str(cands), "--seed", "1", "--L", "64"])
-    assert code == 0 and "[corrected, " in out
+    assert code == 0 and "[corrected]" in out
 
 
 @pytest.mark.parametrize("argv, message", [

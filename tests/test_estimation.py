@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE, CardinalityEstimate, estimate_distinct
-from bfrrce.estimation import (STOREY_BELOW, detected_candidates, detection_probability,
-                             fourier_psi, null_proportion)
+from bfrrce.estimation import combine, detected_candidates, detection_probability
 from protocols import LDPValueError
 
 N, D = 10_000, 122
@@ -21,22 +20,56 @@ def synthetic(seed=0):
     return values, np.diff(np.linspace(0, N, D + 1).round().astype(np.int64))
 
 
-@pytest.mark.parametrize("method", ["fill", "corrected"])
-@pytest.mark.parametrize("eps", [4.0, 6.0, 8.0])
-def test_confidence_intervals_cover(method, eps):
-    """Coverage of the 95% CI over 200 seeded runs, where values are above the 50% detection
-    limit (at ε = 4 the 82 users a value has sit between the 50% and 90% limits; Storey's count is
-    used there). The binomial standard error of a 95% coverage over 200 runs is 1.5%: allow 5 of
-    them. At ε <= 2 the values are invisible and intervals do not cover: see the README."""
+@pytest.mark.parametrize("method", ["fill", "corrected", "paper"])
+@pytest.mark.parametrize("eps", [1.0, 4.0, 8.0])
+def test_bounds_cover_for_every_method(method, eps):
+    """Coverage of the 95% bounds over 100 seeded runs on the synthetic-2 shape, whether values
+    are invisible (ε = 1) or not; the bounds do not depend on the method. The binomial standard
+    error of a 95% coverage over 100 runs is 2.2%: allow 5 of them."""
     mech = BFRRCE(epsilon=eps, L=1024)
     values, counts = synthetic()
-    assert mech.detection_limit(N)[0.5] < N / D
-    runs = 200
+    runs = 100
     hits = 0
     for s in range(runs):
         est = mech.estimate(mech.simulate(values, rng=s, counts=counts), CANDIDATES, method=method)
         hits += est.interval[0] <= D <= est.interval[1]
     assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
+
+
+@pytest.mark.parametrize("eps, L, target", [(2.0, 256, 0.35), (4.0, 256, 0.12), (8.0, 1024, 0.05)])
+def test_value_accuracy(eps, L, target):
+    """AARE of ``value`` over 50 runs with new random values each run (hash collisions vary),
+    synthetic-2 shape; measured 0.178, 0.066 and 0.041 (python benchmarks/coverage.py prints the
+    same statistic on its grid)."""
+    mech = BFRRCE(epsilon=eps, L=L)
+    rng = np.random.default_rng(5)
+    counts = synthetic()[1]
+    errors = [abs(mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng,
+                                              counts=counts)).value - D) / D for _ in range(50)]
+    assert np.mean(errors) <= target
+
+
+def test_standard_error_matches_spread():
+    """Reported se against the measured sd of ``value`` over 200 runs (ε = 8, every value
+    visible): within 0.8–1.25."""
+    mech = BFRRCE(epsilon=8.0, L=1024)
+    rng = np.random.default_rng(6)
+    counts = synthetic()[1]
+    draws = [mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng, counts=counts))
+             for _ in range(200)]
+    ratio = np.median([e.std_error for e in draws]) / np.std([e.value for e in draws])
+    assert 0.8 <= ratio <= 1.25
+
+
+def test_combination_is_continuous_and_moves_between_its_parts():
+    """ω is continuous at d = 0 and takes the precision weight there; far above, the inverse
+    Simpson index wins; far below, the visible count."""
+    v, s = 100.0, 10.0
+    below = combine(v, 5.0, v - 1e-9, s)[0]
+    above = combine(v, 5.0, v + 1e-9, s)[0]
+    assert below == pytest.approx(above)
+    assert combine(v, 5.0, 400.0, s)[0] == pytest.approx(400.0, rel=1e-3)
+    assert combine(v, 5.0, 1.0, s)[0] == pytest.approx(v, rel=1e-3)
 
 
 def test_accuracy_at_high_epsilon():
@@ -54,15 +87,6 @@ def test_low_epsilon_says_values_are_invisible():
     est = mech.estimate(mech.simulate(values, rng=0, counts=counts))
     assert est.detection_limit[0.5] > N / D        # each value's 82 users are below the limit
     assert "detection limit" in str(est)
-
-
-def test_null_psi_has_mean_one():
-    """E[ψ] = 1 on an empty column: the exact binomial null characteristic function."""
-    rng = np.random.default_rng(0)
-    n, q = 5000, 0.2
-    sigma = math.sqrt(n * q * (1 - q))
-    psi = fourier_psi(rng.binomial(n, q, 20000), n, q, 1.0 / sigma)
-    assert abs(psi.mean() - 1) <= 5 * psi.std() / math.sqrt(psi.size)
 
 
 @pytest.mark.parametrize("l", [1, 2])
@@ -106,7 +130,7 @@ def test_estimate_object_and_methods():
     est = estimate_distinct(values, epsilon=8.0, rng=0, L=256, candidates=list(range(100)))
     assert est.method == "corrected" and est.details["detected"][:20].all()
     text = str(est)
-    assert "distinct values" in text and "95% CI" in text
+    assert text.startswith("distinct values: between") and "95%" in text and "assuming" in text
     mech = BFRRCE(epsilon=1.0, L=64)
     agg = mech.aggregate(mech.privatize(values, rng=0))
     with pytest.raises(LDPValueError):
@@ -115,6 +139,10 @@ def test_estimate_object_and_methods():
         mech.estimate(agg, method="paper")
     with pytest.raises(LDPValueError):
         mech.estimate(agg, confidence=1.5)
+    with pytest.raises(LDPValueError):
+        mech.estimate(agg, alpha=2)
+    with pytest.raises(LDPValueError):
+        mech.estimate(agg, candidates=[1, 2], method="paper", threshold=float("nan"))
 
 
 def test_saturated_filter_is_flagged():
@@ -124,11 +152,8 @@ def test_saturated_filter_is_flagged():
 
 
 def test_fill_is_unbiased_when_many_values_collide():
-    """n = 10^6, ε = 4, D = 0.8·L: columns hold 1, 2, 3… values. Tuning the kernel to the mean
-    signal of the occupied columns underestimated D (``tuned/mean`` in
-    benchmarks/null_proportion.py: AARE 0.129); tuned to one value's signal, every collision
-    count is a zero of the kernel. Tolerances: 5 standard errors of the mean over the runs;
-    coverage at least nominal − 5 binomial standard errors."""
+    """n = 10^6, ε = 4, D = 0.8·L: columns hold 1, 2, 3… values. Mean within 5 standard errors of
+    the mean over the runs; coverage of the bounds at least nominal − 5 binomial se."""
     mech = BFRRCE(epsilon=4.0, L=1024, l=1)
     D, n, runs = 800, 10 ** 6, 40
     estimates, covered = [], 0
@@ -143,14 +168,18 @@ def test_fill_is_unbiased_when_many_values_collide():
     assert covered / runs >= 0.95 - 5 * np.sqrt(0.95 * 0.05 / runs)
 
 
-def test_null_estimator_follows_the_signal_to_noise_ratio():
-    """Storey's count below STOREY_BELOW (ε = 4, 82 users a value: ratio ≈ 3), the tuned Fourier
-    estimator above (ε = 8: ratio ≈ 22); both reported in the estimate's details."""
-    values, counts = np.arange(122), np.full(122, 82)
-    for eps, expected in ((4.0, "storey"), (8.0, "fourier")):
-        mech = BFRRCE(epsilon=eps, L=1024)
-        details = mech.estimate(mech.simulate(values, rng=0, counts=counts)).details
-        assert details["null_estimator"] == expected
-        assert (details["signal_to_noise"] < STOREY_BELOW) == (expected == "storey")
-    with pytest.raises(LDPValueError):
-        null_proportion(np.zeros(10), 100, 0.1, lambda pi: 1.0, method="median")
+def test_the_issue_example_prints_possible_bounds():
+    """synthetic-2, ε = 2, L = 1024: the printed line used to be an impossible interval
+    (-0.0 – 0.8). Now it leads with bounds that contain 122 and never fall below 1."""
+    mech = BFRRCE(epsilon=2.0, L=1024)
+    values, counts = synthetic()
+    est = mech.estimate(mech.simulate(values, rng=0, counts=counts))
+    assert 1 <= est.lower <= D <= est.upper <= N
+    first = str(est).splitlines()[0]
+    assert first.startswith("distinct values: between") and "95%" in first
+
+
+def test_set_valued_users_print_the_per_item_budget():
+    mech = BFRRCE(epsilon=4.0, L=256, unit="item")
+    est = mech.estimate(mech.simulate(np.arange(50), rng=0, counts=np.full(50, 40)))
+    assert "per item" in str(est) and est.lower <= 50 <= est.upper

@@ -1,51 +1,96 @@
-"""The result object of every cardinality estimator (field names shared with
+"""The result objects of the cardinality estimators (field names shared with
 :class:`protocols.base.Estimate`: ``value``, ``std_error``, ``interval``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
+class Count:
+    """A point estimate with its standard error and a confidence interval."""
+
+    value: float
+    std_error: float
+    interval: tuple
+
+
+def _fmt(x):
+    return "∞" if math.isinf(x) else f"{x:,.0f}"
+
+
+@dataclass(frozen=True)
 class CardinalityEstimate:
-    """An estimate of the number of distinct values, with its uncertainty and visibility.
+    """The number of distinct values: bounds that hold for any data, and a point estimate.
 
     Attributes
     ----------
-    value, std_error : float
+    value : float
+        Point estimate of D, inside ``interval`` (except for the ``paper`` baseline, reported as
+        the paper defines it); ``assumption`` says what it rests on.
+    std_error : float
+        Its standard error (delta method; see docs/estimation.md).
     interval : (float, float)
-        Confidence interval at level ``confidence``.
+        Lower and upper confidence bounds on the true number of distinct values, jointly at level
+        ``confidence`` for any frequency distribution (docs/estimation.md).
+    confidence : float
+    assumption : str
+        What ``value`` assumes beyond the bounds.
+    visible : Count
+        The detection-limited count: values the noise lets through (see ``detection``).
     detection_limit : dict
-        {probability: users needed for a value to be detected with that probability}.
+        {probability: users a value needs to be detected with that probability}.
+    detection : dict
+        {users: detection probability} at a quarter, half, one and the 90% point of the limit.
     method : str
     parameters : dict
-        ε (user level), L, l, n, perturbation, unit, and method options.
+        ε (user level), L, l, n, perturbation, unit.
     details : dict
-        Method-specific intermediate results (π̂₀, γ, detected candidates, ...).
+        Intermediate results of the bounds and the estimator.
     """
 
     value: float
     std_error: float
     interval: tuple
     confidence: float
+    assumption: str
+    visible: Count
     detection_limit: dict
+    detection: dict
     method: str
     parameters: dict
     details: dict = field(default_factory=dict, repr=False)
 
+    @property
+    def lower(self):
+        """Lower confidence bound on the number of distinct values."""
+        return self.interval[0]
+
+    @property
+    def upper(self):
+        """Upper confidence bound on the number of distinct values."""
+        return self.interval[1]
+
     def __str__(self):
         lo, hi = self.interval
-        limit = ", ".join(f"{int(100 * k)}%: {v:,.0f} users" for k, v in self.detection_limit.items())
+        level = f"{100 * self.confidence:g}%"
+        curve = ", ".join(f"{_fmt(f)} users: {100 * pr:.0f}%" for f, pr in self.detection.items())
+        vis = self.visible
         params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
-        text = (f"distinct values ≈ {self.value:,.1f} ± {self.std_error:,.1f} "
-                f"({100 * self.confidence:g}% CI {lo:,.1f} – {hi:,.1f}) [{self.method}"
-                + (f", {self.details['null_estimator']}" if "null_estimator" in self.details else "")
-                + "]\n"
-                f"detection limit: {limit}; values held by fewer users are not counted\n"
-                f"parameters: {params}")
+        lines = [
+            f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
+            f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming {self.assumption}",
+            f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that "
+            f"a value held by that many users is detected: {curve or 'none at this n'}",
+            f"values above the detection limit: {vis.value:,.1f} ({level} CI {_fmt(vis.interval[0])} – "
+            f"{_fmt(vis.interval[1])})",
+        ]
+        if self.parameters.get("unit") == "item":
+            lines.append(f"privacy: ε = {self.parameters.get('epsilon')} per item; a party holding "
+                         "k items gets k·ε")
+        lines.append(f"parameters: {params}")
         if self.details.get("saturated"):
-            text += ("\nwarning: fewer than 5% of the columns look empty: the filter is nearly full "
-                     "and the count is unreliable; use a larger L")
-        return text
-
-
+            lines.append("warning: fewer than 5% of the columns look empty: the filter is nearly "
+                         "full, so the estimate rests on few empty columns; use a larger L")
+        return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""Confidence bounds on the number of distinct values that hold for any frequency distribution.
+
+Notation: n reports, L columns, l hashes, per-bit randomized response (p, q), column sums c_j,
+t_j the users whose filter has bit j set, t̂_j = (c_j − nq)/(p − q) with plug-in variance V̂_j,
+D the number of distinct values held by at least one user, N = Σ_v f_v their total count
+(N = n with one value per user). Hashing is taken as random (values are chosen independently
+of the hash seed); nothing is assumed about the frequencies. Each bound combines ingredients
+by Bonferroni; the details name them. Derivations: docs/estimation.md.
+
+lower
+    max(1, occupancy, second moment): a lower confidence bound on the occupied columns turned
+    into values by the collision law (:mod:`.occupancy`), and N²/S₂⁺ with S₂⁺ an upper
+    confidence bound on Σ_j t_j² >= Σ_v f_v² (:mod:`.moments`).
+upper
+    Mass balance: with H = {j : c_j > τ} for a τ the empty columns rarely pass, a value whose l
+    columns all lie in H is "heavy" (the collision law bounds how many |H| columns hold); any
+    other value is "light" and has a user in a column outside H, so light values are bounded by
+    an upper confidence bound on Σ_{j∉H} t_j (selection bias of the threshold added back) and
+    the smallest-columns argument of :func:`light_values_upper`; D <= N always.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from . import moments, occupancy
+
+TAU_TAILS = (0.2, 0.02, 0.002)         # null tail probabilities of the mass-balance thresholds
+
+
+def lower_bound(counts, t_hat, var_hat, *, n, q, L, l, mass, alpha):
+    """One-sided lower confidence bound on D at level 1 − α, and its ingredients.
+
+    ``mass`` is a lower bound on N (n with one value per user, None if unknown).
+    """
+    k_lo = occupancy.occupied_columns_lower(counts, n, q, alpha / 4)
+    by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 4)
+    s2, se = moments.second_moment(t_hat, var_hat)
+    s2_hi = s2 + stats.norm.isf(alpha / 2) * se
+    by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
+    bound = max(1.0 if n >= 1 and mass else 0.0, by_occupancy, by_moment)
+    return bound, {"occupied_columns_lower": k_lo, "lower_by_occupancy": by_occupancy,
+                   "lower_by_second_moment": by_moment}
+
+
+def _truncation_bias(t, n, p, q, tau):
+    """−E[(t̂ − t)·1{c <= τ}] >= 0 for a column holding t users (normal approximation of c):
+    s/(p − q)·φ((τ + ½ − μ)/s), μ = tp + (n − t)q, s² = t p(1 − p) + (n − t) q(1 − q)."""
+    mu = t * p + (n - t) * q
+    s = np.sqrt(t * p * (1 - p) + (n - t) * q * (1 - q))
+    return s / (p - q) * stats.norm.pdf((tau + 0.5 - mu) / s)
+
+
+def light_values_upper(outside, users_out, L, alpha):
+    """Upper bound on light values when ``outside`` columns hold at most ``users_out`` users.
+
+    Light values hash independently of the data, so their numbers per column are (Poissonized)
+    independent Poisson(λ). Any k columns hold at least as many as the k smallest of these,
+    S_k = Σ_{m>=1} (k − N_{<m})⁺ with N_{<m} the columns holding fewer than m; by the
+    Dvoretzky–Kiefer–Wolfowitz inequality with Massart's constant, N_{<m} <= L F_λ(m − 1) + δ for
+    all m at once with probability 1 − α, δ = √(L ln(1/α)/2). Each light value outside brings a
+    user there, so the largest λ whose bound on S_k stays <= ``users_out`` gives L·λ⁺.
+    """
+    k = outside
+    delta = math.sqrt(L * math.log(1 / alpha) / 2)
+    users_out = max(users_out, 0.0)
+    if k <= delta:
+        return math.inf
+
+    def least(lam):
+        m = np.arange(0, int(lam + 12 * math.sqrt(lam) + 12))
+        return float(np.sum(np.maximum(k - L * special.pdtr(m, lam) - delta, 0.0))) - users_out
+
+    hi = 1.0
+    while least(hi) <= 0:
+        hi *= 2
+        if hi > 1e12:
+            return math.inf
+    return L * optimize.brentq(least, 0.0, hi, xtol=1e-9, rtol=1e-9) if least(0.0) < 0 else 0.0
+
+
+def upper_bound(counts, t_hat, var_hat, *, n, p, q, L, l, cap, alpha):
+    """One-sided upper confidence bound on D at level 1 − α (mass balance), and its ingredients.
+
+    ``cap`` always bounds D (n with one value per user; an upper confidence bound on Σ_j t_j
+    for sets). The smallest bound over the thresholds of ``TAU_TAILS`` is kept (Bonferroni).
+    """
+    counts = np.asarray(counts)
+    t_plus = np.clip(t_hat, 0, n)
+    a = alpha / len(TAU_TAILS)
+    z = stats.norm.isf(a / 3)
+    best, chosen = math.inf, {}
+    for tail in TAU_TAILS:
+        tau = stats.binom.isf(tail, n, q)
+        inside = counts > tau
+        heavy = occupancy.values_upper(int(inside.sum()), L, l, a / 3)
+        out = ~inside
+        bias = float(np.sum(_truncation_bias(t_plus, n, p, q, tau)))
+        users_out = float(np.sum(t_hat[out])) + bias + z * math.sqrt(float(np.sum(var_hat[out])))
+        light = light_values_upper(int(out.sum()), users_out, L, a / 3)
+        if heavy + light < best:
+            best = heavy + light
+            chosen = {"tau": float(tau), "columns_in": int(inside.sum()), "heavy_values_upper": heavy,
+                      "users_out_upper": users_out, "light_values_upper": light}
+    return min(best, float(cap)), {"upper_by_mass_balance": best, **chosen}

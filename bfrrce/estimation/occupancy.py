@@ -1,0 +1,108 @@
+"""Occupied columns and the values they hold: the collision law of the Bloom filter.
+
+A column is *occupied* when at least one user's filter has its bit set (t_j > 0). The column
+sum of an empty column follows the exact law c_j ~ Binomial(n, q), independently across columns
+given the data, so p_j = Pr[Binomial(n, q) >= c_j] is a super-uniform p-value of "column j is
+empty". With R(u) the number of p-values <= u and K the number of occupied columns, the empty
+columns below u number at most Binomial(L − K, u); on a grid of thresholds u (Meinshausen &
+Rice, Ann. Statist. 2006, bounding the number of false nulls from below) this gives
+
+* a lower confidence bound on K (quantile 1 − α/|grid| of that law, simultaneously over the grid),
+* and, with the median instead, a point estimate of K that needs no tuning to the signal.
+
+D values hashed l times each occupy L(1 − π) columns in expectation, π = (1 − 1/L)^{lD}; the
+inversion D = ln π/(l ln(1 − 1/L)) is linear counting (Whang, Vander-Zanden, Taylor, ACM TODS
+1990) with l hashes (Swamidass & Baldi, J. Chem. Inf. Model. 2007). See docs/estimation.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special, stats
+
+P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u
+
+
+def null_pvalues(counts, n, q):
+    """p_j = Pr[Binomial(n, q) >= c_j], the p-value of "column j is empty" (exact law)."""
+    return stats.binom.sf(np.asarray(counts) - 1, n, q)
+
+
+def _occupied(counts, n, q, quantile):
+    """K with K = max_u R(u) − quantile(Binomial(L − K, u)), iterated up from K = 0.
+
+    Each step is a lower bound on the true K whenever the quantiles bound the empty columns
+    below every u (if K_i <= K then L − K_i >= L − K, so K_{i+1} <= K): the iteration
+    increases to the largest K the inequalities imply and stops. Returns (K, u at the maximum,
+    R(u)).
+    """
+    pv = np.sort(null_pvalues(counts, n, q))
+    L = pv.size
+    below = np.searchsorted(pv, P_GRID, side="right")
+    k, best = 0, 0
+    while True:
+        gains = below - quantile(L - k, P_GRID)
+        best = int(np.argmax(gains))
+        nxt = max(0, int(gains[best]))
+        if nxt <= k:
+            return k, float(P_GRID[best]), int(below[best])
+        k = nxt
+
+
+def occupied_columns_lower(counts, n, q, alpha):
+    """Lower confidence bound on the number of occupied columns, level 1 − α, any data."""
+    level = 1 - alpha / P_GRID.size
+    return _occupied(counts, n, q, lambda size, u: stats.binom.ppf(level, size, u))[0]
+
+
+def occupied_columns(counts, n, q):
+    """Estimate of the number of occupied columns (median of the empty-column law) and its
+    standard error: K̂ = (R(u) − (L − K̂)u)... at the maximising u, Var R(u) ≈ binomial."""
+    L = np.size(counts)
+    k, u, r = _occupied(counts, n, q, lambda size, grid: stats.binom.median(size, grid))
+    var_r = r * (1 - r / L) + (L - k) * u * (1 - u)
+    return k, math.sqrt(var_r) / (1 - u)
+
+
+def values_from_empty(empty_fraction, L, l):
+    """D with (1 − 1/L)^{lD} = ``empty_fraction`` (∞ at 0): the fill-ratio inversion."""
+    if empty_fraction <= 0:
+        return math.inf
+    return math.log(empty_fraction) / (l * math.log1p(-1 / L))
+
+
+def occupancy_variance(values, L, l):
+    """Variance of the number of occupied columns after l·D uniform hashes (over hash draws):
+    L(L − 1)(1 − 2/L)^m + Lπ − L²π², m = lD, π = (1 − 1/L)^m."""
+    m = l * values
+    pi = (1 - 1 / L) ** m
+    return max(L * (L - 1) * (1 - 2 / L) ** m + L * pi - (L * pi) ** 2, 0.0)
+
+
+def values_slope(empty, L, l):
+    """dD/dK at ``empty`` = L − K empty columns (for the delta method)."""
+    return 1 / (max(empty, 0.5) * l * -math.log1p(-1 / L))
+
+
+def values_lower(occupied, L, l, alpha):
+    """Fewest values that occupy ``occupied`` columns with probability >= α, and >= occupied/l.
+
+    The number of empty columns after lD hashes is taken as Binomial(L, π), π = (1 − 1/L)^{lD}:
+    its indicators are negatively associated, so the binomial tails are wider than the true ones
+    and the Clopper–Pearson bound on π (a beta quantile) is conservative.
+    """
+    if occupied <= 0:
+        return 0.0
+    empty = L - occupied
+    pi_hi = special.betaincinv(empty + 1, L - empty, 1 - alpha)
+    return max(values_from_empty(pi_hi, L, l), occupied / l)
+
+
+def values_upper(occupied, L, l, alpha):
+    """Most values whose hashes all land in ``occupied`` columns, at level α (∞ if all are)."""
+    empty = L - occupied
+    if empty <= 0:
+        return math.inf
+    return values_from_empty(special.betaincinv(empty, L - empty + 1, alpha), L, l)

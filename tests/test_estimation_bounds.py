@@ -1,0 +1,142 @@
+"""Occupancy, second moment and the bounds (bfrrce.estimation.occupancy/moments/bounds).
+
+Coverage tolerances: over R seeded runs a coverage of at least 95% has binomial standard error
+√(0.95·0.05/R); the tests allow 5 of them below the nominal level.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from bfrrce import BFRRCE
+from bfrrce.estimation import bounds, moments, occupancy
+from bfrrce.sums import debias
+
+
+def nominal(runs, level=0.95):
+    return level - 5 * math.sqrt(level * (1 - level) / runs)
+
+
+def test_null_pvalues_are_super_uniform():
+    """Pr[p <= u] <= u for empty columns (exact binomial law), within 5 binomial se."""
+    rng = np.random.default_rng(0)
+    n, q, size = 3000, 0.05, 200_000
+    pv = occupancy.null_pvalues(rng.binomial(n, q, size), n, q)
+    for u in (0.001, 0.01, 0.05, 0.2, 0.5):
+        assert np.mean(pv <= u) <= u + 5 * math.sqrt(u * (1 - u) / size)
+
+
+def test_fill_inversion_is_exact_without_noise():
+    L, l = 1024, 2
+    for D in (1, 37, 500, 5000):
+        assert occupancy.values_from_empty((1 - 1 / L) ** (l * D), L, l) == pytest.approx(D)
+    assert occupancy.values_from_empty(0.0, L, l) == math.inf
+
+
+def test_occupancy_variance_matches_simulation():
+    rng = np.random.default_rng(1)
+    L, l, D, runs = 256, 2, 300, 4000
+    occupied = [np.unique(rng.integers(0, L, l * D)).size for _ in range(runs)]
+    var = occupancy.occupancy_variance(D, L, l)
+    # the sample variance of normal-like data has relative se √(2/(runs − 1))
+    assert abs(np.var(occupied, ddof=1) / var - 1) <= 5 * math.sqrt(2 / (runs - 1))
+
+
+@pytest.mark.parametrize("load", [0.1, 1.0, 3.0])
+def test_values_bounds_hold_over_hash_draws(load):
+    """The Clopper–Pearson inversions of the collision law bound D at their level."""
+    rng = np.random.default_rng(2)
+    L, l, runs, alpha = 512, 1, 400, 0.05
+    D = int(load * L)
+    low = high = 0
+    for _ in range(runs):
+        occupied = np.unique(rng.integers(0, L, l * D)).size
+        low += occupancy.values_lower(occupied, L, l, alpha) <= D
+        high += occupancy.values_upper(occupied, L, l, alpha) >= D
+    assert low / runs >= nominal(runs, 1 - alpha) and high / runs >= nominal(runs, 1 - alpha)
+
+
+def test_occupied_columns_lower_bound_holds():
+    """K⁻ <= K in at least 1 − α of the runs, for values well above and around the limit."""
+    mech = BFRRCE(epsilon=4.0, L=256)
+    runs, misses = 200, 0
+    rng = np.random.default_rng(3)
+    for _ in range(runs):
+        values = rng.integers(0, 2 ** 62, 60)
+        counts = rng.integers(1, 120, 60)
+        agg = mech.simulate(values, rng=rng, counts=counts)
+        k_true = np.count_nonzero(mech.bloom.column_counts(mech.bloom.positions(values), counts))
+        misses += occupancy.occupied_columns_lower(agg.counts, agg.n, mech.q, 0.05) > k_true
+    assert 1 - misses / runs >= nominal(runs)
+
+
+def test_second_moment_is_unbiased():
+    """Mean of Ŝ₂ over runs within 5 standard errors of Σ_j t_j², and its reported se matches
+    the measured spread (ratio within 5 relative se of a variance estimate)."""
+    mech = BFRRCE(epsilon=2.0, L=128)
+    values, counts = np.arange(40), np.arange(1, 41) * 10
+    t = mech.bloom.column_counts(mech.bloom.positions(values), counts)
+    runs = 400
+    draws = [moments.second_moment(*(lambda d: (d.t_hat, d.variance))(debias(
+        agg.counts, agg.n, mech.p, mech.q)))
+        for agg in (mech.simulate(values, rng=s, counts=counts) for s in range(runs))]
+    s2, se = np.array(draws).T
+    truth = float(np.sum(t.astype(float) ** 2))
+    assert abs(s2.mean() - truth) <= 5 * s2.std(ddof=1) / math.sqrt(runs)
+    assert abs(np.median(se) / s2.std(ddof=1) - 1) <= 5 * math.sqrt(1 / (2 * runs)) + 0.1
+
+
+def test_inverse_simpson_counts_equal_frequencies():
+    """Equal frequencies, no noise to speak of (ε = 30): N²/Σf² is D within its standard error."""
+    mech = BFRRCE(epsilon=30.0, L=1024)
+    D = 300
+    agg = mech.simulate(np.arange(D), rng=0, counts=np.full(D, 50))
+    deb = debias(agg.counts, agg.n, mech.p, mech.q)
+    value, se = moments.inverse_simpson(deb.t_hat, deb.variance, agg.n, mech.L, mech.l)
+    assert abs(value - D) <= 5 * se
+
+
+def test_light_values_bound_is_monotone_and_infinite_when_nothing_is_outside():
+    L, alpha = 1024, 0.01
+    values = [bounds.light_values_upper(900, users, L, alpha) for users in (0, 50, 500, 5000)]
+    assert values == sorted(values) and values[0] >= 0
+    assert bounds.light_values_upper(10, 100, L, alpha) == math.inf
+
+
+def cell_coverage(mech, make_counts, runs, seed=0):
+    rng = np.random.default_rng(seed)
+    covered, widths = 0, []
+    for _ in range(runs):
+        counts = make_counts(rng)
+        agg = mech.simulate(rng.integers(0, 2 ** 62, counts.size), rng=rng, counts=counts)
+        est = mech.estimate(agg)
+        covered += est.lower <= counts.size <= est.upper
+        assert 1 <= est.lower <= est.value <= est.upper <= agg.n
+    return covered / runs
+
+
+CELLS = {
+    # the issue's example: synthetic-2 shape at ε = 2, values below the detection limit
+    "uniform-invisible": (dict(epsilon=2.0, L=1024), lambda rng: np.full(122, 82)),
+    # heavy values hide moderate ones
+    "heavy-and-moderate": (dict(epsilon=4.0, L=1024),
+                           lambda rng: np.concatenate([np.full(122, 82), np.full(40, 2000)])),
+    # every value well above the limit
+    "uniform-visible": (dict(epsilon=4.0, L=1024), lambda rng: np.full(500, 200)),
+    # a long tail of rare values under a Zipf head
+    "zipf": (dict(epsilon=8.0, L=512),
+             lambda rng: (lambda f: f[f > 0])(rng.multinomial(20_000, (lambda w: w / w.sum())(
+                 np.arange(1, 5001) ** -1.1)))),
+    # several hashes and the paper's perturbation
+    "l3-symmetric": (dict(epsilon=6.0, L=1024, l=3, perturbation="symmetric"),
+                     lambda rng: np.full(300, 30)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CELLS))
+def test_interval_covers_the_true_count(name):
+    params, make_counts = CELLS[name]
+    runs = 100
+    assert cell_coverage(BFRRCE(**params), make_counts, runs) >= nominal(runs)
