@@ -4,7 +4,7 @@ For each configuration the exact column-sum simulation (:meth:`BFRRCE.simulate`)
 estimator on data with the smallest and the largest cardinality of the expected range, every
 value held by n/D users (the most favourable spread: a skewed one only hides more values), and
 the configuration with the smallest worst-case AARE wins. The table shows why: each extra hash
-splits the budget, and the signal-to-noise ratio per value falls like 1/√l (DESIGN §3).
+splits the budget, and the signal-to-noise ratio per value falls like 1/√l (docs/estimation.md).
 """
 
 from __future__ import annotations

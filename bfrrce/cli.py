@@ -115,7 +115,7 @@ def _evaluate(args, out):
     print(data.description + (f"; {domain_note}" if domain_note else ""), file=out)
     print(format_table(rows), file=out)
     print("f50: users a value needs to be detected with probability 1/2; 'D above f50' is the "
-          "number of distinct values at or above it, the estimable target (DESIGN §3).", file=out)
+          "number of distinct values at or above it, the estimable target (docs/estimation.md).", file=out)
     print(f"wall time {elapsed:.1f} s", file=out)
     if args.out:
         written = write_outputs(rows, args.out, title)

@@ -73,7 +73,8 @@ class BFRRCE(Mechanism):
             object.__setattr__(self, name, value)
 
     @property
-    def parameters(self):
+    def parameters(self) -> dict:
+        """ε (user level, rounded to 6 digits), L, l, perturbation and unit, for reports."""
         return {"epsilon": round(self.epsilon, 6), "L": self.L, "l": self.l,
                 "perturbation": self.perturbation, "unit": self.unit}
 
@@ -115,7 +116,8 @@ class BFRRCE(Mechanism):
         """Column sums of an iterable of report batches (file chunks), one running counter."""
         return ColumnSums(self, *count_columns(batches, self.L))
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> ColumnSums:
+        """The column sums of no reports (the neutral element of ``merge``)."""
         return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
 
     def simulate(self, values, *, counts=None, rng=None):

@@ -13,19 +13,14 @@ damage (``benchmarks/poisoning.py`` measures both).
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import binom
 
 from protocols import bits
 from protocols._validate import check_probability
 
-def _log_binomial_pmf(n, p):
-    k = np.arange(n + 1)
-    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
-    return log_fact[n] - log_fact[k] - log_fact[n - k] + k * np.log(p) + (n - k) * np.log1p(-p)
-
-
 def weight_pmf(L, k, p, q):
     """Exact distribution of an honest report's weight when its filter has k set bits."""
-    return np.convolve(np.exp(_log_binomial_pmf(k, p)), np.exp(_log_binomial_pmf(L - k, q)))
+    return np.convolve(binom.pmf(np.arange(k + 1), k, p), binom.pmf(np.arange(L - k + 1), L - k, q))
 
 
 def weight_bounds(mech, alpha=1e-3):

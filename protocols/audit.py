@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from itertools import permutations
 
 import numpy as np
+from scipy.optimize import brentq
 
 from .errors import LDPValueError
 
@@ -87,14 +88,14 @@ def chernoff_bounds(count, total, delta):
     a = count / total
     limit = math.log(1 / delta) / total
 
-    def solve(lo, hi, inside):
-        for _ in range(100):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if inside(mid) else (lo, mid)
-        return lo
+    def solve(lo, excess):
+        """The p in [lo, 1] where KL(a‖p) reaches ``limit`` (KL increases in p there), or 1."""
+        if excess(1.0 - 1e-15) <= 0:
+            return 1.0
+        return brentq(excess, lo, 1.0 - 1e-15, xtol=1e-15)
 
-    upper = 1.0 if a >= 1 else solve(a, 1.0, lambda p: _kl(a, p) <= limit)
-    lower = 0.0 if a <= 0 else 1 - solve(1 - a, 1.0, lambda p: _kl(1 - a, p) <= limit)
+    upper = 1.0 if a >= 1 else solve(a, lambda p: _kl(a, p) - limit)
+    lower = 0.0 if a <= 0 else 1 - solve(1 - a, lambda p: _kl(1 - a, p) - limit)
     return lower, upper
 
 

@@ -55,9 +55,19 @@ class SupportCounts:
 
     @classmethod
     def empty(cls, mechanism, size):
+        """The aggregate of no reports: ``size`` zero counts."""
         return cls(mechanism, np.zeros(size, dtype=np.int64), 0)
 
     def merge(self, other):
+        """The aggregate of both batches (exact integer addition).
+
+        Raises
+        ------
+        LDPTypeError
+            ``other`` is of another type.
+        IncompatibleError
+            ``other`` comes from another mechanism or other parameters.
+        """
         if not isinstance(other, type(self)):
             raise LDPTypeError(f"can only merge {type(self).__name__}, got {type(other).__name__}")
         if other.mechanism != self.mechanism:

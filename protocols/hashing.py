@@ -58,7 +58,7 @@ def murmur3_fixed(keys, seed):
 
 
 def canonical_key(value):
-    """Canonical bytes of one key (DESIGN §2)."""
+    """Canonical bytes of one key (docs/formats.md)."""
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
-from .base import FrequencyOracle
 from .accounting import grr_probabilities
+from .base import FrequencyOracle
 from .grr import randomize_index
 from .randomness import source
 

@@ -210,6 +210,7 @@ class LaplaceMean(_MeanMechanism):
         return {float(y): float(pr) for y, pr in zip(k * _GRID, probs)}
 
     def unit_variance(self, t):
+        """Per-user variance in unit scale: the discrete Laplace's 2a/(1 − a)²·g² (whatever t)."""
         a = math.exp(-self.epsilon * _GRID / 2)
         return 2 * a / (1 - a) ** 2 * _GRID ** 2
 
@@ -220,6 +221,7 @@ class DuchiMean(_MeanMechanism):
 
     @property
     def C(self):
+        """C = (e^ε + 1)/(e^ε − 1)."""
         return (math.exp(self.epsilon) + 1) / (math.exp(self.epsilon) - 1)
 
     @property
@@ -236,6 +238,7 @@ class DuchiMean(_MeanMechanism):
         return {self.C: 0.5 + t / (2 * self.C), -self.C: 0.5 - t / (2 * self.C)}
 
     def unit_variance(self, t):
+        """Per-user variance at unit value t: C² − t²."""
         return self.C ** 2 - t ** 2
 
 
@@ -245,6 +248,7 @@ class PiecewiseMean(_MeanMechanism):
 
     @property
     def C(self):
+        """C = (s + 1)/(s − 1), s = e^{ε/2}."""
         s = math.exp(self.epsilon / 2)
         return (s + 1) / (s - 1)
 
@@ -297,5 +301,6 @@ class PiecewiseMean(_MeanMechanism):
         return {float(v): float(pr) for v, pr in zip(k * _GRID, probs)}
 
     def unit_variance(self, t):
+        """Per-user variance at unit value t: t²/(s − 1) + (s + 3)/(3(s − 1)²)."""
         s = math.exp(self.epsilon / 2)
         return t ** 2 / (s - 1) + (s + 3) / (3 * (s - 1) ** 2)

@@ -41,7 +41,7 @@ def test_bfrrce_passes_the_exact_audit(unit, perturbation):
         assert worst <= mech.epsilon * (1 + 1e-9)
 
 
-# --- minimal versions of defects found in the libraries users have today (DESIGN §4) ---------
+# --- minimal versions of defects found in the libraries users have today (docs/architecture.md) ---------
 
 def leaky_rappor_distribution(mech):
     """A RAPPOR client that never clears a true 1-bit: P[1 | 1] = 1."""

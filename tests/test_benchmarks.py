@@ -1,16 +1,23 @@
 """The benchmark scripts run end to end on tiny workloads (their numbers come from full runs).
 
-The benchmarks are the package ``benchmarks`` of the repository root (``python -m pytest`` and
-``python -m benchmarks.NAME`` are run from there).
+The benchmarks are the package ``benchmarks`` at the repository root, run as their users run
+them: ``python -m benchmarks.NAME`` from the root (a subprocess, so no import path is edited).
 """
 
-import importlib
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[1]
 
-def load(name):
-    return importlib.import_module(f"benchmarks.{name}")
+
+def run(name, argv):
+    done = subprocess.run([sys.executable, "-m", f"benchmarks.{name}", *argv], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 @pytest.mark.parametrize("name, argv, expect", [
@@ -21,17 +28,15 @@ def load(name):
     ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
     ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
 ])
-def test_benchmark_scripts_run(name, argv, expect, capsys):
-    load(name).main(argv)
-    assert expect in capsys.readouterr().out
+def test_benchmark_scripts_run(name, argv, expect):
+    assert expect in run(name, argv)
 
 
-def test_versus_peers_runs_with_whatever_peers_are_installed(capsys):
-    load("versus_peers").main(["--n", "500", "--peer-n", "20", "--d", "32", "--repeats", "1"])
-    assert "bfrrce.protocols" in capsys.readouterr().out
+def test_versus_peers_runs_with_whatever_peers_are_installed():
+    assert "bfrrce.protocols" in run("versus_peers", ["--n", "500", "--peer-n", "20", "--d", "32",
+                                                      "--repeats", "1"])
 
 
 @pytest.mark.benchmark
-def test_scaling_benchmark(tmp_path, capsys):
-    load("scaling").main(["--dir", str(tmp_path), "--max-files", "2"])
-    assert "stream, 1 process" in capsys.readouterr().out
+def test_scaling_benchmark(tmp_path):
+    assert "stream, 1 process" in run("scaling", ["--dir", str(tmp_path), "--max-files", "2"])

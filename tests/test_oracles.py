@@ -172,7 +172,7 @@ def test_padding_bits_mean_other_d():
         SUE(epsilon=1, d=12).aggregate(np.array([[0, 0x80]], dtype=np.uint8))
 
 
-# --- defects of existing libraries (DESIGN §4), pinned ------------------------------------
+# --- defects of existing libraries (docs/architecture.md), pinned ------------------------------------
 
 @pytest.mark.parametrize("d, k, joins", [(6, 2, False), (64, None, True), (1000, None, True)])
 def test_subset_position_is_uniform_and_membership_only(d, k, joins):

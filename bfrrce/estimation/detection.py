@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+from scipy.optimize import brentq
+
 _NORMAL = NormalDist()
 DETECTION_ALPHA = 0.05
 
@@ -40,16 +42,15 @@ def detection_probability(f, n, p, q, l, alpha=DETECTION_ALPHA):
 
 
 def detection_limit(n, p, q, l, levels=(0.5, 0.9), alpha=DETECTION_ALPHA):
-    """Users f a value needs to be detected with each probability (:func:`detection_probability`
-    = level, solved by bisection; ∞ if even n users do not reach it)."""
+    """Users f a value needs to be detected with each probability: the root of
+    :func:`detection_probability` = level (Brent's method; ∞ if even n users do not reach it)."""
     out = {}
     for level in levels:
-        if detection_probability(n, n, p, q, l, alpha) < level:
+        gap = lambda f: detection_probability(f, n, p, q, l, alpha) - level  # noqa: E731
+        if gap(float(n)) < 0:
             out[level] = math.inf
-            continue
-        lo, hi = 0.0, float(n)
-        for _ in range(100):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if detection_probability(mid, n, p, q, l, alpha) < level else (lo, mid)
-        out[level] = hi
+        elif gap(0.0) >= 0:
+            out[level] = 0.0
+        else:
+            out[level] = brentq(gap, 0.0, float(n), xtol=1e-9 * max(n, 1))
     return out
