@@ -75,14 +75,15 @@ class CardinalityEstimate:
     def __str__(self):
         lo, hi = self.interval
         level = f"{100 * self.confidence:g}%"
-        curve = ", ".join(f"{_fmt(f)} users: {100 * pr:.0f}%" for f, pr in self.detection.items())
+        curve = ", ".join(f"{_fmt(f)}: {100 * pr:.0f}%" for f, pr in self.detection.items())
         vis = self.visible
         params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
         lines = [
             f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
             f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming {self.assumption}",
-            f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that "
-            f"a value held by that many users is detected: {curve or 'none at this n'}",
+            f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that a "
+            f"value passes the per-value test (5% false positives), by its users: "
+            f"{curve or 'none at this n'}",
             f"values above the detection limit: {vis.value:,.1f} ({level} CI {_fmt(vis.interval[0])} – "
             f"{_fmt(vis.interval[1])})",
         ]
