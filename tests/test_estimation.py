@@ -36,10 +36,10 @@ def test_bounds_cover_for_every_method(method, eps):
     assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
 
 
-@pytest.mark.parametrize("eps, L, target", [(2.0, 256, 0.35), (4.0, 256, 0.12), (8.0, 1024, 0.05)])
+@pytest.mark.parametrize("eps, L, target", [(2.0, 256, 0.35), (4.0, 256, 0.10), (8.0, 1024, 0.04)])
 def test_value_accuracy(eps, L, target):
     """AARE of ``value`` over 50 runs with new random values each run (hash collisions vary),
-    synthetic-2 shape; measured 0.178, 0.066 and 0.041 (python benchmarks/coverage.py prints the
+    synthetic-2 shape; measured 0.278, 0.064 and 0.023 (python benchmarks/coverage.py prints the
     same statistic on its grid)."""
     mech = BFRRCE(epsilon=eps, L=L)
     rng = np.random.default_rng(5)

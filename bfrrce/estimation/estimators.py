@@ -52,9 +52,9 @@ def combine(visible, visible_se, simpson, simpson_se):
     the estimate is V + Δ·ω(d): ω(d) = Φ(d + Φ⁻¹(w₀)) for d >= 0 (S above V: hidden values,
     moving to S), ω(d) = w₀ e^{−d²/2} for d < 0 (S below V: skewed frequencies, where S
     undercounts, staying at V). ω is continuous and equals w₀ where both agree, so the estimate
-    is the precision-weighted mean there. Its standard error is the delta method's:
-    g' = d(Δω)/dΔ = ω + d·ω'(d), Var = (1 − g')² se_V² + g'² se_S² (V and S independent).
-    Returns (value, se, ω).
+    is the precision-weighted mean there. The standard errors are those of the reports' noise.
+    Returns (value, se, g') with se by the delta method, g' = d(Δω)/dΔ = ω + d·ω'(d) and
+    Var = (1 − g')² se_V² + g'² se_S² (V and S independent given the data).
     """
     var = visible_se ** 2 + simpson_se ** 2
     if var <= 0:
@@ -69,14 +69,20 @@ def combine(visible, visible_se, simpson, simpson_se):
         omega = w0 * math.exp(-d * d / 2)
         slope = omega * (1 - d * d)
     se = math.sqrt((1 - slope) ** 2 * visible_se ** 2 + slope ** 2 * simpson_se ** 2)
-    return visible + (simpson - visible) * omega, se, omega
+    return visible + (simpson - visible) * omega, se, slope
 
 
-def _combined(debiased, visible, visible_se, mass, L, l, details):
-    simpson, simpson_se = moments.inverse_simpson(debiased.t_hat, debiased.variance, mass, L, l)
-    value, se, omega = combine(visible, visible_se, simpson, simpson_se)
-    details.update(inverse_simpson=simpson, inverse_simpson_stderr=simpson_se, weight=omega)
-    return value, se, visible, visible_se, details
+def _combined(debiased, visible, visible_se, visible_hash_se, mass, L, l, details):
+    """:func:`combine` on the reports' noise; the collision luck of the hash draw moves V and S
+    the same way (more collisions: fewer occupied columns, a larger Σ_j t_j²), so its standard
+    errors add linearly, weighted like V and S."""
+    simpson, simpson_se, simpson_hash_se = moments.inverse_simpson(
+        debiased.t_hat, debiased.variance, mass, L, l)
+    value, se, slope = combine(visible, visible_se, simpson, simpson_se)
+    hash_se = (1 - slope) * visible_hash_se + slope * simpson_hash_se
+    details.update(inverse_simpson=simpson, inverse_simpson_stderr=math.hypot(simpson_se, simpson_hash_se),
+                   weight=slope)
+    return (value, math.hypot(se, hash_se), visible, math.hypot(visible_se, visible_hash_se), details)
 
 
 def estimate_fill(debiased, *, counts, p, q, L, l, mass, positions=None, multiplicity=None,
@@ -84,9 +90,10 @@ def estimate_fill(debiased, *, counts, p, q, L, l, mass, positions=None, multipl
     """Domain-free estimate (module docstring); candidates and ``threshold`` are not used."""
     k, k_se = occupancy.occupied_columns(counts, debiased.n, q, p)
     visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l)
-    k_se = math.sqrt(k_se ** 2 + occupancy.occupancy_variance(visible, L, l))
+    slope = occupancy.values_slope(L - k, L, l)
+    hash_se = math.sqrt(occupancy.occupancy_variance(visible, L, l)) * slope
     details = {"occupied_columns": k, "saturated": (L - k) / L < SATURATED_BELOW}
-    return _combined(debiased, visible, k_se * occupancy.values_slope(L - k, L, l), mass, L, l, details)
+    return _combined(debiased, visible, k_se * slope, hash_se, mass, L, l, details)
 
 
 def _present_fraction(empty, m):
@@ -116,7 +123,7 @@ def estimate_corrected(debiased, *, counts, p, q, L, l, mass, positions=None, mu
     slope = 1 / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
     details = {"occupied_columns": k, "columns": int(m.size),
                "saturated": (m.size - k) / m.size < SATURATED_BELOW}
-    return _combined(debiased, n_candidates * x, n_candidates * k_se * slope, mass, L, l, details)
+    return _combined(debiased, n_candidates * x, n_candidates * k_se * slope, 0.0, mass, L, l, details)
 
 
 def estimate_paper(debiased, *, counts, p, q, L, l, mass, positions=None, multiplicity=None,

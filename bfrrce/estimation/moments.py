@@ -24,16 +24,17 @@ def second_moment(t_hat, var_hat):
 
 
 def inverse_simpson(t_hat, var_hat, mass, L, l):
-    """Estimate of N²/Σ_v f_v² (collision-corrected) and its delta-method standard error.
+    """Estimate of N²/Σ_v f_v² (collision-corrected) and two standard errors.
 
     Σ_v f_v² is estimated by (Ŝ₂ − N² l²/L)/(l − l²/L) and kept >= N (every f_v >= 1), so the
-    estimate lies in [0, N]. The standard error adds to the noise of Ŝ₂ the spread of the
-    collisions over hash draws: the cross term Σ_{v≠w} f_v f_w |h(v) ∩ h(w)| has pairwise
-    independent summands, variance <= 2 l² (Σ_v f_v²)² (1/L)(1 − 1/L).
+    estimate lies in [0, N]. Returns (value, noise_se, hash_se): the spread from the reports'
+    noise (:func:`second_moment`), and the spread of the collisions over hash draws (the cross
+    term Σ_{v≠w} f_v f_w |h(v) ∩ h(w)| has pairwise independent summands, variance at most
+    2 l² (Σ_v f_v²)² (1/L)(1 − 1/L)), both by the delta method.
     """
     s2, se = second_moment(t_hat, var_hat)
     scale = l - l * l / L
     squares = max((s2 - mass ** 2 * l * l / L) / scale, mass, 1e-12)
-    collisions = 2 * (l * squares) ** 2 / L * (1 - 1 / L)
     value = mass ** 2 / squares
-    return value, value * math.sqrt(se ** 2 + collisions) / scale / squares
+    collisions = math.sqrt(2 / L * (1 - 1 / L)) * l * squares
+    return value, value * se / scale / squares, value * collisions / scale / squares

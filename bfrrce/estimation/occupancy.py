@@ -57,18 +57,22 @@ def occupied_columns_lower(counts, n, q, alpha):
     return _occupied(counts, n, q, lambda size, u: stats.binom.ppf(level, size, u))[0]
 
 
-def occupied_columns(counts, n, q, p):
-    """Estimate K̂ of the number of occupied columns (median of the empty-column law) and its
-    standard error.
+def occupied_columns(counts, n, q, p, alpha=0.05):
+    """Estimate K̂ of the number of occupied columns and its standard error.
 
-    K̂ = (R(u*) − L u*)/(1 − u*) at the maximising threshold u*, so Var K̂ = Var R(u*)/(1 − u*)²
-    with Var R(u*) = Σ_j P_j(1 − P_j), P_j = Pr[c_j >= c*] for the count c* that p-values <= u*
-    need; P_j is estimated by Φ((c_j − c* + ½)/s_j), s_j² = n q(1 − q) + t̂_j⁺(p(1 − p) − q(1 − q)),
-    which is about 0 or 1 for columns far from c* and spreads the rest.
+    The threshold u* is the one at which the lower confidence bound (level 1 − α per threshold)
+    is attained: it trades detections against the noise of the empty columns without looking at
+    the point estimate. At u*, E R(u*) = (detected occupied columns) + (L − K)u*, so
+    K̂ = (R(u*) − L u*)/(1 − u*) counts the occupied columns that pass u*, without the upward bias
+    of maximising over thresholds. Var K̂ = Var R(u*)/(1 − u*)², Var R(u*) = Σ_j P_j(1 − P_j),
+    P_j = Pr[c_j >= c*] for the count c* that p-values <= u* need, estimated by
+    Φ((c_j − c* + ½)/s_j), s_j² = n q(1 − q) + t̂_j⁺(p(1 − p) − q(1 − q)).
     """
     counts = np.asarray(counts)
     L = counts.size
-    k, u, _ = _occupied(counts, n, q, lambda size, grid: stats.binom.median(size, grid))
+    level = 1 - alpha / P_GRID.size
+    _, u, r = _occupied(counts, n, q, lambda size, grid: stats.binom.ppf(level, size, grid))
+    k = min(max((r - L * u) / (1 - u), 0.0), float(L))
     cut = stats.binom.isf(u, n, q) + 1
     t_plus = np.clip((counts - n * q) / (p - q), 0, n)
     s = np.sqrt(n * q * (1 - q) + t_plus * (p * (1 - p) - q * (1 - q)))
