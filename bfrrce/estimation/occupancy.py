@@ -64,9 +64,10 @@ def occupied_columns(counts, n, q, p, alpha=0.05):
     is attained: it trades detections against the noise of the empty columns without looking at
     the point estimate. At u*, E R(u*) = (detected occupied columns) + (L − K)u*, so
     K̂ = (R(u*) − L u*)/(1 − u*) counts the occupied columns that pass u*, without the upward bias
-    of maximising over thresholds. Var K̂ = Var R(u*)/(1 − u*)², Var R(u*) = Σ_j P_j(1 − P_j),
-    P_j = Pr[c_j >= c*] for the count c* that p-values <= u* need, estimated by
-    Φ((c_j − c* + ½)/s_j), s_j² = n q(1 − q) + t̂_j⁺(p(1 − p) − q(1 − q)).
+    of maximising over thresholds. Var K̂ = Var R(u*)/(1 − u*)², Var R(u*) = (L − K̂)u*(1 − u*)
+    (the empty columns, exactly) + Σ_j P_j(1 − P_j), P_j = Pr[c_j >= c*] for the count c* that
+    p-values <= u* need, estimated by Φ((c_j − c* + ½)/s_j),
+    s_j² = n q(1 − q) + t̂_j⁺(p(1 − p) − q(1 − q)) (about 0 on empty columns when u* is small).
     """
     counts = np.asarray(counts)
     L = counts.size
@@ -77,7 +78,8 @@ def occupied_columns(counts, n, q, p, alpha=0.05):
     t_plus = np.clip((counts - n * q) / (p - q), 0, n)
     s = np.sqrt(n * q * (1 - q) + t_plus * (p * (1 - p) - q * (1 - q)))
     prob = stats.norm.cdf((counts - cut + 0.5) / s)
-    return k, math.sqrt(float(np.sum(prob * (1 - prob)))) / (1 - u)
+    var_r = (L - k) * u * (1 - u) + float(np.sum(prob * (1 - prob)))
+    return k, math.sqrt(var_r) / (1 - u)
 
 
 def values_from_empty(empty_fraction, L, l):
