@@ -25,7 +25,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._common import median_time, timed  # noqa: E402
+from benchmarks._common import bandwidth, timed  # noqa: E402
 from protocols import accel, bits  # noqa: E402
 
 FIRST_CALL = """
@@ -40,14 +40,6 @@ print(time.perf_counter() - t)
 IMPORT_NUMBA = "import time; t = time.perf_counter(); import numba; print(time.perf_counter() - t)"
 SMALL_RUN = ("import sys, numpy as np; from protocols import bits; "
              "bits.column_sums(np.zeros((1000, 128), np.uint8), 1024); print('numba' in sys.modules)")
-
-
-def bandwidth(repeats):
-    """Bytes read + written per second by a numpy copy of a 512 MiB array (median)."""
-    src = np.ones(1 << 26, dtype=np.float64)
-    dst = np.empty_like(src)
-    t = median_time(lambda: np.copyto(dst, src), repeats)
-    return 2 * src.nbytes / t
 
 
 def two_threads():
@@ -89,7 +81,7 @@ def main(argv=None):
           f"{'2 threads GB/s':>14} {'share':>6} {'numba/numpy':>11}")
     rng = np.random.default_rng(0)
     for L in (256, 1024, 8192):
-        packed = bits.pack(rng.random((args.n, L)) < 0.5)
+        packed = rng.integers(0, 256, (args.n, L // 8), dtype=np.uint8)
         expected = bits.column_sums(packed, L)
         os.environ[accel.ENV] = "numpy"
         runs = {"numpy": lambda: bits.column_sums(packed, L), "numba": lambda: kernel(packed),
