@@ -9,8 +9,9 @@ threads with ``prange``, each as a share of the memory bandwidth measured in the
 copy of a 512 MiB array: bytes read + written). Runs are interleaved; medians of ``--repeats``.
 Then the fixed cost of the compiled path, each in a fresh process: importing numba alone, and
 importing it, loading the kernel and counting 1,000 reports with an empty on-disk cache
-(compilation) and with a warm one. Last, whether a small count in the default mode imports
-numba (it must not).
+(compilation) and with a warm one, and the bytes numpy counts in that time (what
+``protocols.accel.LOAD_AFTER_BYTES`` is set from). Last, whether a small count in the default
+mode imports numba (it must not).
 """
 
 import argparse
@@ -43,8 +44,13 @@ SMALL_RUN = ("import sys, numpy as np; from protocols import bits; "
 
 
 def two_threads():
-    """The kernel over two halves of the rows in parallel (numba prange), for comparison."""
+    """The kernel over two halves of the rows in parallel (numba prange), for comparison.
+
+    Numba's workqueue threads: OpenMP's spinning threads ran 10-50x slower than one thread on
+    this shared machine, where other processes hold the cores.
+    """
     import numba
+    numba.config.THREADING_LAYER = "workqueue"
     from protocols._numba_kernel import count_words
 
     @numba.njit(parallel=True)
@@ -80,6 +86,7 @@ def main(argv=None):
     print(f"{'L':>5} {'numpy GB/s':>10} {'share':>6} {'numba GB/s':>10} {'share':>6} "
           f"{'2 threads GB/s':>14} {'share':>6} {'numba/numpy':>11}")
     rng = np.random.default_rng(0)
+    numpy_rate = {}
     for L in (256, 1024, 8192):
         packed = rng.integers(0, 256, (args.n, L // 8), dtype=np.uint8)
         expected = bits.column_sums(packed, L)
@@ -92,15 +99,19 @@ def main(argv=None):
             for name, run in runs.items():
                 times[name].append(timed(run)[1])
         rate = {name: packed.nbytes / statistics.median(t) for name, t in times.items()}
+        numpy_rate[L] = rate["numpy"]
         print(f"{L:5d} " + " ".join(f"{rate[k] / 1e9:10.2f} {rate[k] / bw:6.1%}" for k in runs)
               + f" {rate['numba'] / rate['numpy']:11.2f}")
     del os.environ[accel.ENV]
     with tempfile.TemporaryDirectory() as cache:
         env = {"NUMBA_CACHE_DIR": cache}
         cold, warm = fresh(FIRST_CALL, env), fresh(FIRST_CALL, env)
+    cold, warm = float(cold), float(warm)
     print(f"fresh process: import numba {float(fresh(IMPORT_NUMBA)):.2f} s; import numba, load the "
-          f"kernel and count 1,000 reports: {float(cold):.2f} s with an empty cache, {float(warm):.2f} s "
-          f"with a warm one")
+          f"kernel and count 1,000 reports: {cold:.2f} s with an empty cache, {warm:.2f} s with a "
+          f"warm one")
+    print(f"numpy counts {warm * numpy_rate[1024] / 2 ** 30:.1f} GiB at L = 1024 in that time "
+          f"(protocols.accel.LOAD_AFTER_BYTES: {accel.LOAD_AFTER_BYTES / 2 ** 30:.1f} GiB)")
     print(f"a small count in the default mode imports numba: {fresh(SMALL_RUN)}")
 
 

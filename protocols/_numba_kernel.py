@@ -8,7 +8,13 @@ weight 32 left by each group is added into eight byte-lane counters per word (la
 counter k counts bit 8i + k), which are flushed to int64 every 255 groups, before a lane can
 overflow. The loop over the words of a row is the inner one, so the compiler vectorises it.
 Reports whose width is not a multiple of 8 bytes are read as super-rows of several reports.
-Compiled code is cached on disk (``cache=True``): the compilation happens once per machine.
+Compiled code is cached on disk (``cache=True``, in ``__pycache__`` or ``NUMBA_CACHE_DIR``):
+compilation happens once per installation, later processes only load it.
+
+References
+----------
+W. Muła, N. Kurz, D. Lemire, "Faster population counts using AVX2 instructions", The Computer
+Journal 61(1), 2018 (the Harley–Seal carry-save adder tree, here kept per bit position).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-_GROUP = 32                 # rows per adder tree (five planes); 16 was up to 10% slower
+_GROUP = 32                 # rows per adder tree (five planes); 16 was slower in a prototype run
 _LANE_GROUPS = 255          # groups counted in byte lanes between flushes
 _CHUNK_BYTES = 1 << 24      # unaligned input is copied this many bytes at a time
 _ONES = np.uint64(0x0101010101010101)
@@ -78,7 +84,15 @@ def _add_bits(row, out, weight):
 
 @njit(cache=True)
 def count_words(words, out):
-    """out[b] += number of rows of ``words`` (n, w) uint64 with bit b set, for b < 64w."""
+    """Add to ``out[b]`` the number of rows of ``words`` with bit b set, for b < 64w.
+
+    Parameters
+    ----------
+    words : ndarray of uint64, shape (n, w), C-contiguous
+        Rows; bit b of a row is bit b % 64 of word b // 64.
+    out : ndarray of int64, shape (64 w,)
+        Running counts, updated in place.
+    """
     n, w = words.shape
     planes = np.zeros((5, w), np.uint64)
     p1, p2, p4, p8, p16 = planes[0], planes[1], planes[2], planes[3], planes[4]
@@ -102,12 +116,23 @@ def count_words(words, out):
         _add_bits(words[r], out, np.int64(1))
 
 
-def column_counts(packed):
-    """Column counts of a C-contiguous uint8 array of packed rows (n, width).
+def column_counts(packed: np.ndarray) -> tuple[np.ndarray, int]:
+    """Column counts of packed little-endian rows, all but the last few.
 
-    Returns ``(counts, rows)``: counts (int64, length 8·width) of the first ``rows`` rows, a
-    multiple of m = 8 / gcd(width, 8) (the reports per 8-byte-aligned super-row, m ≤ 8); the
-    caller counts the remaining n − rows < m rows.
+    Groups of m = 8 / gcd(width, 8) rows are read as one row of whole 64-bit words (m ≤ 8);
+    input that is not 8-byte aligned is copied 16 MiB at a time.
+
+    Parameters
+    ----------
+    packed : ndarray of uint8, shape (n, width), C-contiguous
+        Packed rows, bit j of a row being bit j % 8 of byte j // 8.
+
+    Returns
+    -------
+    counts : ndarray of int64, shape (8 width,)
+        counts[j] = number of rows among the first ``rows`` with bit j set.
+    rows : int
+        n rounded down to a multiple of m; the caller counts the n − rows < m rows left.
     """
     n, width = packed.shape
     m = 8 // math.gcd(width, 8)

@@ -33,6 +33,13 @@ def test_versus_peers_runs_with_whatever_peers_are_installed(capsys):
 
 
 @pytest.mark.benchmark
+def test_aggregation_benchmark(capsys):
+    pytest.importorskip("numba")
+    load("aggregation").main(["--n", "2000", "--repeats", "1"])
+    assert "imports numba: False" in capsys.readouterr().out
+
+
+@pytest.mark.benchmark
 def test_scaling_benchmark(tmp_path, capsys):
     load("scaling").main(["--dir", str(tmp_path), "--max-files", "2"])
     assert "stream, 1 process" in capsys.readouterr().out
