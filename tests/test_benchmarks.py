@@ -28,7 +28,8 @@ def test_benchmark_scripts_run(name, argv, expect, capsys):
 
 
 def test_versus_peers_runs_with_whatever_peers_are_installed(capsys):
-    load("versus_peers").main(["--n", "40", "--n-small", "20", "--n-large", "500", "--d", "32", "--repeats", "1"])
+    load("versus_peers").main(["--n", "40", "--n-small", "20", "--n-large", "500", "--d", "32",
+                               "--repeats", "1"])
     assert "bfrrce.protocols" in capsys.readouterr().out
 
 
