@@ -109,6 +109,13 @@ def rates(runners, sizes, repeats):
     return {key: tuple(statistics.median(r) for r in pair) for key, pair in times.items()}
 
 
+def versus_fastest(peers, equal, large, side):
+    """The fastest peer's rate (side 0: client, 1: server), its name, and our two ratios."""
+    best = max(peers, key=lambda lib: peers[lib][side])
+    rate = peers[best][side]
+    return f"{rate:13,.0f} {best:16} {equal[side] / rate:8.1f} {large[side] / rate:8.1f}"
+
+
 def main(argv=None):
     ap = workload_parser(__doc__)
     ap.set_defaults(n=20_000)
@@ -138,17 +145,14 @@ def main(argv=None):
             print(f"{name:9} {lib:16} {n:9,d} {c:13,.0f} {s:13,.0f}")
         peers = {lib: measured[lib, args.n] for lib in runners if lib != "bfrrce.protocols"}
         if peers:
-            equal, large = measured["bfrrce.protocols", args.n], measured["bfrrce.protocols", args.n_large]
-            best = [max(peers, key=lambda lib: peers[lib][side]) for side in (0, 1)]
-            summary.append((name, *(f"{peers[best[side]][side]:13,.0f} {best[side]:16} "
-                                    f"{equal[side] / peers[best[side]][side]:8.1f} "
-                                    f"{large[side] / peers[best[side]][side]:8.1f}" for side in (0, 1))))
+            ours_at = (measured["bfrrce.protocols", args.n], measured["bfrrce.protocols", args.n_large])
+            summary.append(f"{name:9} {versus_fastest(peers, *ours_at, 0)} "
+                           f"{versus_fastest(peers, *ours_at, 1)}")
     print(f"\nours / fastest peer at n={args.n:,}: 'equal n' = ours at n={args.n:,}, "
           f"'at scale' = ours at n={args.n_large:,}")
     print(f"{'':9} {'peer client/s':>13} {'fastest peer':16} {'equal n':>8} {'at scale':>8} "
           f"{'peer server/s':>13} {'fastest peer':16} {'equal n':>8} {'at scale':>8}")
-    for row in summary:
-        print(f"{row[0]:9} {row[1]} {row[2]}")
+    print("\n".join(summary))
 
 
 if __name__ == "__main__":
