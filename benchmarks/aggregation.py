@@ -5,8 +5,9 @@
 
 For L in {256, 1024, 8192}: GB/s of packed reports counted by the numpy counter
 (``BFRRCE_ACCEL=numpy``), the numba kernel on one thread, and the same kernel split over two
-threads with ``prange``, each as a share of the memory bandwidth measured in the same run (numpy
-copy of a 512 MiB array: bytes read + written). Runs are interleaved; medians of ``--repeats``.
+threads with ``prange``, each as a share of the memory bandwidth (numpy copy of a 512 MiB
+array: bytes read + written), timed interleaved with them: on a shared machine both vary from
+minute to minute. Medians of ``--repeats``.
 Then the fixed cost of the compiled path, each in a fresh process: importing numba alone, and
 importing it, loading the kernel and counting 1,000 reports with an empty on-disk cache
 (compilation) and with a warm one, and the bytes numpy counts in that time (what
@@ -26,7 +27,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._common import bandwidth, timed  # noqa: E402
+from benchmarks._common import timed  # noqa: E402
 from protocols import accel, bits  # noqa: E402
 
 FIRST_CALL = """
@@ -80,10 +81,11 @@ def main(argv=None):
     if not accel.available():
         sys.exit("numba is not installed: pip install -e '.[fast]'")
     kernel, parallel = accel.load(), two_threads()
-    bw = bandwidth(args.repeats)
-    print(f"memory bandwidth (numpy copy, read+write): {bw / 1e9:.2f} GB/s; n={args.n}; "
-          f"medians of {args.repeats} interleaved runs")
-    print(f"{'L':>5} {'numpy GB/s':>10} {'share':>6} {'numba GB/s':>10} {'share':>6} "
+    src = np.ones(1 << 26, dtype=np.float64)
+    dst = src.copy()
+    print(f"n={args.n}; medians of {args.repeats} interleaved runs; share = of the memory "
+          f"bandwidth (numpy copy, read+write) timed with them")
+    print(f"{'L':>5} {'copy GB/s':>9} {'numpy GB/s':>10} {'share':>6} {'numba GB/s':>10} {'share':>6} "
           f"{'2 threads GB/s':>14} {'share':>6} {'numba/numpy':>11}")
     rng = np.random.default_rng(0)
     numpy_rate = {}
@@ -92,15 +94,16 @@ def main(argv=None):
         expected = bits.column_sums(packed, L)
         os.environ[accel.ENV] = "numpy"
         runs = {"numpy": lambda: bits.column_sums(packed, L), "numba": lambda: kernel(packed),
-                "2 threads": lambda: parallel(packed)}
+                "2 threads": lambda: parallel(packed), "copy": lambda: np.copyto(dst, src)}
         assert (runs["numba"]()[0] == expected).all() and (runs["2 threads"]() == expected).all()
         times = {name: [] for name in runs}
         for _ in range(args.repeats):
             for name, run in runs.items():
                 times[name].append(timed(run)[1])
         rate = {name: packed.nbytes / statistics.median(t) for name, t in times.items()}
+        bw = rate.pop("copy") * 2 * src.nbytes / packed.nbytes
         numpy_rate[L] = rate["numpy"]
-        print(f"{L:5d} " + " ".join(f"{rate[k] / 1e9:10.2f} {rate[k] / bw:6.1%}" for k in runs)
+        print(f"{L:5d} {bw / 1e9:9.2f} " + " ".join(f"{r / 1e9:10.2f} {r / bw:6.1%}" for r in rate.values())
               + f" {rate['numba'] / rate['numpy']:11.2f}")
     del os.environ[accel.ENV]
     with tempfile.TemporaryDirectory() as cache:
