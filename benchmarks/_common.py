@@ -25,3 +25,26 @@ def workload_parser(doc, repeats=3):
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--repeats", type=int, default=repeats)
     return ap
+
+
+def bandwidth(repeats):
+    """Bytes read + written per second by a numpy copy of a 512 MiB array (median; after one
+    untimed copy, which maps the destination's pages)."""
+    import numpy as np
+    src = np.ones(1 << 26, dtype=np.float64)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)
+    return 2 * src.nbytes / median_time(lambda: np.copyto(dst, src), repeats)
+
+
+def column_counter():
+    """Which column counter the benchmark runs with, loading the compiled one up front.
+
+    The kernel is loaded as a long-running server would (:func:`protocols.accel.load`), unless
+    ``BFRRCE_ACCEL=numpy`` or numba is not installed. Returns "numba" or "numpy".
+    """
+    from protocols import accel
+    if accel.mode() == "numpy" or not accel.available():
+        return "numpy"
+    accel.load()
+    return "numba"

@@ -6,7 +6,9 @@ For L in {256, 1024, 8192} and l in {1, 3}: reports/s of ``privatize`` (seeded g
 OS CSPRNG) and of ``aggregate``, and the packed bytes aggregated per second as a share of the
 memory bandwidth measured in the same run (numpy copy of a 512 MiB array: bytes read + written).
 The last column is the same column sums by unpacking bits to bytes (the method before the
-bit-sliced counter, still used for short tails), for the speed-up in one run.
+bit-sliced counter, still used for short tails), for the speed-up in one run. With numba
+installed the compiled column counter is loaded up front (``BFRRCE_ACCEL=numpy`` for the numpy
+one; ``benchmarks/aggregation.py`` compares both).
 Medians of ``--repeats`` runs.
 """
 
@@ -14,16 +16,9 @@ import argparse
 
 import numpy as np
 
-from benchmarks._common import median_time
+from benchmarks._common import bandwidth, column_counter, median_time
 from bfrrce import BFRRCE
 from protocols.bits import _lane_sums
-
-
-def bandwidth(repeats):
-    src = np.ones(1 << 26, dtype=np.float64)             # 512 MiB
-    dst = np.empty_like(src)
-    t = median_time(lambda: np.copyto(dst, src), repeats)
-    return 2 * src.nbytes / t
 
 
 def main(argv=None):
@@ -32,9 +27,9 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--epsilon", type=float, default=4.0)
     args = ap.parse_args(argv)
-    bw = bandwidth(args.repeats)
+    counter, bw = column_counter(), bandwidth(args.repeats)
     print(f"memory bandwidth (numpy copy, read+write): {bw / 1e9:.2f} GB/s; n={args.n}, "
-          f"epsilon={args.epsilon}")
+          f"epsilon={args.epsilon}; column counts: {counter}")
     print(f"{'L':>5} {'l':>2} {'client/s':>12} {'client/s os':>12} {'server/s':>12} "
           f"{'server GB/s':>11} {'of bandwidth':>12} {'unpacking GB/s':>14}")
     values = np.arange(args.n)

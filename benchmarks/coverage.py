@@ -1,6 +1,6 @@
 """Coverage of the true number of distinct values by the bounds of ``BFRRCE.estimate``.
 
-    python benchmarks/coverage.py [--runs 200] [--quick] [--out results.csv]
+    python -m benchmarks.coverage [--runs 200] [--quick] [--out results.csv]
 
 For every cell of the grid (frequency shape, n, ε, L, l, unit, perturbation) it draws ``--runs``
 data sets (new random values each run, so hash collisions vary as they do between data sets),

@@ -1,22 +1,27 @@
 """This package against the Python LDP libraries users have today, same workloads, one run.
 
-    pip install -e ".[bench]"       # pure-ldp, multi-freq-ldpy, ldp-toolbox (xxhash < 4)
-    python -m benchmarks.versus_peers [--n 100000] [--peer-n 2000] [--repeats 3]
+    pip install -e ".[bench,fast]"    # pure-ldp, multi-freq-ldpy, ldp-toolbox (xxhash < 4); numba
+    python -m benchmarks.versus_peers [--n 20000] [--n-small 5000] [--n-large 1000000]
+                                      [--repeats 3] [--mechanisms SUE OUE]
 
 Workload: values uniform over d = 1024, ε = 1. Client: privatize every value; server: aggregate
-the reports and estimate all d counts. Our mechanisms run on n users; the peers process one user
-per Python call, so their cost is linear in n and they run on ``--peer-n`` users of the same
-workload (throughput = users / second either way). Runs are interleaved (ours, then each peer,
-for every repeat) and the medians are printed with the ratio ours / peer. Missing peers are
-skipped. pure-ldp maps values 1..d by default (its index mapper), so it gets value + 1.
+the reports and estimate all d counts. Throughput is users / second. Every library runs on
+``--n-small`` and ``--n`` users; ours also on ``--n-large``. The peers process one user per
+Python call, so their rate is flat in n (the two sizes show it), while ours grows with n until
+per-call costs are amortised. Two ratios per mechanism, against the fastest peer at ``--n``:
+ours at the same n ("equal n"), and ours at ``--n-large`` (ours at scale against the peer's
+per-user rate). Runs are interleaved (every library and size, for every repeat); medians.
+Missing peers are skipped. pure-ldp maps values 1..d by default (its index mapper), so it gets
+value + 1. With numba installed our column counts use the compiled kernel, loaded up front
+(``BFRRCE_ACCEL=numpy`` for the numpy counter).
 """
 
 import statistics
 
 import numpy as np
 
-from benchmarks._common import timed, workload_parser
 import protocols
+from benchmarks._common import column_counter, timed, workload_parser
 
 
 def ours(name, eps, d):
@@ -85,35 +90,66 @@ PEERS = {"pure-ldp": pure_ldp, "multi-freq-ldpy": multi_freq, "ldp-toolbox": ldp
 MECHANISMS = ("GRR", "SUE", "OUE", "OLH", "THE", "HR", "SS")
 
 
+def rates(runners, sizes, repeats):
+    """Median (client, server) users/s of every library at each of its sizes, interleaved,
+    after one untimed run of each on 50 users (imports and caches of first calls)."""
+    for client, server, values in runners.values():
+        server(client(values[:50]))
+    times = {(lib, n): ([], []) for lib in runners for n in sizes[lib]}
+    for _ in range(repeats):
+        for (lib, n), (client_rates, server_rates) in times.items():
+            client, server, values = runners[lib]
+            reports, tc = timed(client, values[:n])
+            _, ts = timed(server, reports)
+            client_rates.append(n / tc)
+            server_rates.append(n / ts)
+    return {key: tuple(statistics.median(r) for r in pair) for key, pair in times.items()}
+
+
+def versus_fastest(peers, equal, large, side):
+    """The fastest peer's rate (side 0: client, 1: server), its name, and our two ratios."""
+    best = max(peers, key=lambda lib: peers[lib][side])
+    rate = peers[best][side]
+    return f"{rate:13,.0f} {best:16} {equal[side] / rate:8.1f} {large[side] / rate:8.1f}"
+
+
 def main(argv=None):
     ap = workload_parser(__doc__)
-    ap.add_argument("--peer-n", type=int, default=2_000)
+    ap.set_defaults(n=20_000)
+    ap.add_argument("--n-small", type=int, default=5_000)
+    ap.add_argument("--n-large", type=int, default=1_000_000)
+    ap.add_argument("--mechanisms", nargs="+", choices=MECHANISMS, default=list(MECHANISMS))
     args = ap.parse_args(argv)
-    values = np.random.default_rng(0).integers(0, args.d, args.n)
-    print(f"d={args.d} epsilon={args.epsilon}; ours on n={args.n}, peers on n={args.peer_n}; "
-          f"median of {args.repeats} interleaved runs")
-    print(f"{'mechanism':9} {'library':16} {'client/s':>13} {'server/s':>13} {'client x':>9} {'server x':>9}")
-    for name in MECHANISMS:
-        runners = {"bfrrce.protocols": (ours(name, args.epsilon, args.d), values)}
+    counter = column_counter()
+    values = np.random.default_rng(0).integers(0, args.d, max(args.n, args.n_large))
+    print(f"d={args.d} epsilon={args.epsilon}; median of {args.repeats} interleaved runs; "
+          f"column counts: {counter}")
+    print(f"{'mechanism':9} {'library':16} {'n':>9} {'client/s':>13} {'server/s':>13}")
+    summary = []
+    for name in args.mechanisms:
+        runners = {"bfrrce.protocols": (*ours(name, args.epsilon, args.d), values)}
         for peer, factory in PEERS.items():
             try:
                 pair = factory(name, args.epsilon, args.d)
             except ImportError:
                 pair = None
             if pair is not None:
-                runners[peer] = (pair, values[:args.peer_n])
-        times = {lib: ([], []) for lib in runners}
-        for _ in range(args.repeats):
-            for lib, ((client, server), data) in runners.items():
-                reports, tc = timed(client, data)
-                _, ts = timed(server, reports)
-                times[lib][0].append(len(data) / tc)
-                times[lib][1].append(len(data) / ts)
-        base_c, base_s = (statistics.median(x) for x in times["bfrrce.protocols"])
-        for lib, (client_rates, server_rates) in times.items():
-            c, s = statistics.median(client_rates), statistics.median(server_rates)
-            ratio = "" if lib == "bfrrce.protocols" else f"{base_c / c:9.0f} {base_s / s:9.0f}"
-            print(f"{name:9} {lib:16} {c:13,.0f} {s:13,.0f} {ratio}")
+                runners[peer] = (*pair, values)
+        sizes = {lib: (args.n_small, args.n) for lib in runners}
+        sizes["bfrrce.protocols"] += (args.n_large,)
+        measured = rates(runners, sizes, args.repeats)
+        for (lib, n), (c, s) in measured.items():
+            print(f"{name:9} {lib:16} {n:9,d} {c:13,.0f} {s:13,.0f}")
+        peers = {lib: measured[lib, args.n] for lib in runners if lib != "bfrrce.protocols"}
+        if peers:
+            ours_at = (measured["bfrrce.protocols", args.n], measured["bfrrce.protocols", args.n_large])
+            summary.append(f"{name:9} {versus_fastest(peers, *ours_at, 0)} "
+                           f"{versus_fastest(peers, *ours_at, 1)}")
+    print(f"\nours / fastest peer at n={args.n:,}: 'equal n' = ours at n={args.n:,}, "
+          f"'at scale' = ours at n={args.n_large:,}")
+    print(f"{'':9} {'peer client/s':>13} {'fastest peer':16} {'equal n':>8} {'at scale':>8} "
+          f"{'peer server/s':>13} {'fastest peer':16} {'equal n':>8} {'at scale':>8}")
+    print("\n".join(summary))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from . import accel
 from ._validate import check_array
 from .bitslice import BitSlicedCounter, fold_halves
 from .errors import IncompatibleError
@@ -103,8 +104,18 @@ class ColumnCounter:
         self._unpacked = np.zeros(self.d, dtype=np.int64)
 
     def add(self, packed):
-        """Add the rows of a uint8 array (n, ceil(d/8))."""
+        """Add the rows of a uint8 array (n, ceil(d/8)).
+
+        A large batch goes to the compiled counter when :func:`protocols.accel.column_kernel`
+        chooses it (same result; its last few rows are unpacked here).
+        """
         packed = np.ascontiguousarray(packed)
+        kernel = accel.column_kernel(packed.nbytes)
+        if kernel is not None:
+            sums, rows = kernel(packed)
+            self._unpacked += sums[:self.d]
+            self._unpacked += _lane_sums(packed[rows:], self.d)
+            return
         slabs = len(packed) // self.slab_rows
         whole = slabs * self.slab_rows if slabs >= 2 else 0     # for one slab, unpacking is as fast
         words = packed[:whole].reshape(-1, self.slab_rows * self.width).view(np.uint64)

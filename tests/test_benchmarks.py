@@ -33,8 +33,14 @@ def test_benchmark_scripts_run(name, argv, expect):
 
 
 def test_versus_peers_runs_with_whatever_peers_are_installed():
-    assert "bfrrce.protocols" in run("versus_peers", ["--n", "500", "--peer-n", "20", "--d", "32",
-                                                      "--repeats", "1"])
+    assert "bfrrce.protocols" in run("versus_peers", ["--n", "40", "--n-small", "20", "--n-large", "500",
+                                                      "--d", "32", "--repeats", "1"])
+
+
+@pytest.mark.benchmark
+def test_aggregation_benchmark():
+    pytest.importorskip("numba")
+    assert "imports numba: False" in run("aggregation", ["--n", "2000", "--repeats", "1"])
 
 
 @pytest.mark.benchmark

@@ -1,4 +1,8 @@
-"""Column sums of packed reports: the bit-sliced counter against a plain unpack-and-sum."""
+"""Column sums of packed reports: the bit-sliced counter against a plain unpack-and-sum.
+
+These tests are about the numpy counter: the compiled one (tests/test_accel.py) is kept out even
+if another test of the session has loaded it.
+"""
 
 import math
 
@@ -6,8 +10,13 @@ import numpy as np
 import pytest
 
 import protocols
-from protocols import bits
+from protocols import accel, bits
 from protocols.bitslice import BitSlicedCounter, fold_halves
+
+
+@pytest.fixture(autouse=True)
+def numpy_counter(monkeypatch):
+    monkeypatch.setenv(accel.ENV, "numpy")
 
 
 def reference(packed, d):

@@ -1,0 +1,115 @@
+"""Choice between the numpy column counter and the optional compiled one (numba).
+
+Column counts of packed reports (:class:`protocols.bits.ColumnCounter`) have two
+implementations that give identical results: the bit-sliced numpy counter, always available
+and the reference, and a compiled loop (:mod:`protocols._numba_kernel`, installed with
+``pip install "bfrrce[fast]"``), faster from batches of 64 KiB on. Loading the compiled one
+has a fixed cost per process, importing numba and reading the compiled code from its disk
+cache (compiling takes longer, once per installation); ``python benchmarks/aggregation.py``
+measures both and prints how many bytes numpy counts in the time loading takes. So by default
+numpy counts until the process has counted :data:`LOAD_AFTER_BYTES` with it; then the kernel
+is loaded, and counts every batch of at least :data:`MIN_BATCH_BYTES`. Small runs never
+import numba.
+
+The environment variable ``BFRRCE_ACCEL`` overrides the choice (read at every call):
+``auto`` (the default, as above), ``numpy`` (never load numba) or ``numba`` (the kernel for
+every batch of at least :data:`MIN_BATCH_BYTES` from the start; an error if numba is not
+installed). :func:`load` loads the kernel at once, for a long-running server that knows it
+will count a lot.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+
+from .errors import LDPValueError
+
+ENV = "BFRRCE_ACCEL"
+MODES = ("auto", "numpy", "numba")
+LOAD_AFTER_BYTES = 2 << 30       # loading took as long as numpy counting 2.0-2.7 GiB (L = 1024)
+MIN_BATCH_BYTES = 1 << 16        # from 64 KiB the compiled call was faster at L = 256 to 8192
+_KERNEL = "protocols._numba_kernel"
+_counted = 0                     # bytes counted by numpy in this process (auto mode)
+
+
+def mode() -> str:
+    """The accelerator mode set by the environment variable ``BFRRCE_ACCEL``.
+
+    Returns
+    -------
+    str
+        ``auto`` (variable unset or empty), ``numpy`` or ``numba`` (case-insensitive).
+
+    Raises
+    ------
+    LDPValueError
+        For any other value.
+    """
+    value = os.environ.get(ENV, "").strip().lower() or "auto"
+    if value not in MODES:
+        raise LDPValueError(f"{ENV}={os.environ[ENV]!r}: expected one of {', '.join(MODES)}")
+    return value
+
+
+def available() -> bool:
+    """Whether numba is installed (found without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def load():
+    """Import the compiled kernel now (numba, and the compiled code from its disk cache).
+
+    Returns
+    -------
+    callable
+        :func:`protocols._numba_kernel.column_counts`.
+
+    Raises
+    ------
+    ImportError
+        If numba is not installed.
+    """
+    return importlib.import_module(_KERNEL).column_counts
+
+
+def column_kernel(nbytes: int):
+    """The compiled column counter to use for a batch of ``nbytes`` bytes, if any.
+
+    In ``auto`` mode a batch left to numpy adds to the bytes numpy has counted in this process;
+    once they would reach :data:`LOAD_AFTER_BYTES`, the kernel is loaded (if numba is
+    installed and imports), so that loading costs at most about what numpy has already spent
+    (the rule of renting until the rent paid equals the price of buying).
+
+    Parameters
+    ----------
+    nbytes : int
+        Size of the batch of packed reports.
+
+    Returns
+    -------
+    callable or None
+        :func:`protocols._numba_kernel.column_counts`, or None for the numpy counter.
+
+    Raises
+    ------
+    LDPValueError
+        If ``BFRRCE_ACCEL`` holds an unknown value.
+    ImportError
+        If ``BFRRCE_ACCEL=numba`` and numba is not installed.
+    """
+    global _counted
+    chosen = mode()
+    if chosen == "numpy" or nbytes < MIN_BATCH_BYTES:
+        return None
+    if chosen == "numba" or _KERNEL in sys.modules:
+        return load()
+    if _counted + nbytes >= LOAD_AFTER_BYTES and available():
+        try:
+            return load()
+        except ImportError:                 # a broken install: stay on numpy for good
+            pass
+    _counted += nbytes
+    return None
