@@ -48,3 +48,18 @@ def column_counter():
         return "numpy"
     accel.load()
     return "numba"
+
+
+def installed_peers(peers, name, epsilon, d):
+    """{library: what its factory returns} for the peer factories that can run ``name``
+    (a factory raises ImportError when its library is missing, returns None when it lacks the
+    mechanism)."""
+    found = {}
+    for peer, factory in peers.items():
+        try:
+            pair = factory(name, epsilon, d)
+        except ImportError:
+            continue
+        if pair is not None:
+            found[peer] = pair
+    return found

@@ -23,7 +23,7 @@ import statistics
 import numpy as np
 
 import protocols
-from benchmarks._common import timed, workload_parser
+from benchmarks._common import installed_peers, timed, workload_parser
 
 SKETCH = dict(k=64, m=1024)
 BITS = 4                         # dBitFlip: buckets reported per user
@@ -83,14 +83,7 @@ def compare_peers(args, values, truth):
           f"{'server x':>9} {'rms err/sd':>10}")
     for name in ("CMS", "HCMS", "dBitFlip"):
         mech, client, server = ours(name, args.epsilon, args.d)
-        runners = {"bfrrce.protocols": (client, server)}
-        for peer, factory in PEERS.items():
-            try:
-                pair = factory(name, args.epsilon, args.d)
-            except ImportError:
-                pair = None
-            if pair is not None:
-                runners[peer] = pair
+        runners = {"bfrrce.protocols": (client, server), **installed_peers(PEERS, name, args.epsilon, args.d)}
         rates = {lib: ([], []) for lib in runners}
         estimates = {}
         for _ in range(args.repeats):

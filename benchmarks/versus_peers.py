@@ -21,7 +21,7 @@ import statistics
 import numpy as np
 
 import protocols
-from benchmarks._common import column_counter, timed, workload_parser
+from benchmarks._common import column_counter, installed_peers, timed, workload_parser
 
 
 def ours(name, eps, d):
@@ -128,13 +128,8 @@ def main(argv=None):
     summary = []
     for name in args.mechanisms:
         runners = {"bfrrce.protocols": (*ours(name, args.epsilon, args.d), values)}
-        for peer, factory in PEERS.items():
-            try:
-                pair = factory(name, args.epsilon, args.d)
-            except ImportError:
-                pair = None
-            if pair is not None:
-                runners[peer] = (*pair, values)
+        for peer, pair in installed_peers(PEERS, name, args.epsilon, args.d).items():
+            runners[peer] = (*pair, values)
         sizes = {lib: (args.n_small, args.n) for lib in runners}
         sizes["bfrrce.protocols"] += (args.n_large,)
         measured = rates(runners, sizes, args.repeats)
