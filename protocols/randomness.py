@@ -39,6 +39,9 @@ except ImportError:            # pragma: no cover - exercised by patching in the
     Cipher = None
 
 
+_ZEROS = memoryview(bytes(1 << 20))     # reused: fresh zero pages would cost page faults
+
+
 class SystemRandom:
     """Cryptographically secure random bytes: a ChaCha20 keystream keyed from ``os.urandom``.
 
@@ -64,7 +67,7 @@ class SystemRandom:
         self._stream = (None if Cipher is None else
                         Cipher(algorithms.ChaCha20(os.urandom(32), bytes(16)), mode=None).encryptor())
 
-    def bytes(self, length: int) -> bytes:
+    def bytes(self, length: int) -> bytes | bytearray:
         """``length`` random bytes."""
         length = int(length)
         if self._stream is None:
@@ -72,7 +75,13 @@ class SystemRandom:
         if self._pid != os.getpid() or length > self._left:
             self._rekey()
         self._left -= length
-        return self._stream.update(bytes(length))
+        if length <= len(_ZEROS):      # the keystream is the encryption of zeros
+            return self._stream.update(_ZEROS[:length])
+        out = bytearray(length)
+        for start in range(0, length, len(_ZEROS)):
+            piece = memoryview(out)[start:start + len(_ZEROS)]
+            self._stream.update_into(_ZEROS[:len(piece)], piece)
+        return out
 
     def __repr__(self) -> str:
         return "SystemRandom()"
@@ -152,24 +161,26 @@ def _expansion(p):
     return np.frombuffer((num << (8 * nbytes - k)).to_bytes(nbytes, "big"), dtype=np.uint8)
 
 
-def bernoulli(src, p, size):
-    """Exact Bernoulli(``p``) draws as a bool array of length ``size``.
+def bernoulli(src, p, size, out=None):
+    """Exact Bernoulli(``p``) draws as a bool array of length ``size`` (written into ``out`` if
+    given).
 
     A uniform variate U is read byte by byte and compared with the binary expansion of p;
     ``U < p`` is decided at the first differing byte, so about one random byte is used per draw
     and the probability is exactly the float ``p``.
     """
     size = int(size)
+    out = np.empty(size, dtype=bool) if out is None else out
     expansion = _expansion(p)
     if expansion is None:
-        return np.ones(size, dtype=bool)
-    out = np.zeros(size, dtype=bool)
+        out[...] = True
+        return out
     todo = None                         # None: every index (avoids an arange on the first pass)
     for threshold in expansion:
         count = size if todo is None else todo.size
         u = random_bytes(src, count)
         if todo is None:
-            out = u < threshold
+            np.less(u, threshold, out=out)
             todo = np.flatnonzero(u == threshold)
         else:
             out[todo[u < threshold]] = True
@@ -180,7 +191,7 @@ def bernoulli(src, p, size):
 
 
 SPARSE_BELOW = 1 / 16
-_PACK_CHUNK_BITS = 1 << 23         # bits perturbed per chunk before packing (8 MiB of bools)
+_PACK_CHUNK_BITS = 1 << 23         # most bits perturbed per chunk before packing
 _TABLE_MIN = 2.0 ** -10            # gaps of rarer ones: thin a Bernoulli(2^-10) process
 _BUCKET_BITS = 16                  # the top 16 of the 32 random bits index the lookup table
 
@@ -216,8 +227,8 @@ class _GapTable:
         self.thresholds = np.array(thresholds, dtype=np.uint32)            # f_1 .. f_K
         self.ascending = self.thresholds[::-1].copy()
         starts = np.arange(1 << _BUCKET_BITS, dtype=np.uint32) << np.uint32(32 - _BUCKET_BITS)
-        self.lookup = self._certain(starts).astype(np.int32)
-        self.lookup[np.unique(self.thresholds >> np.uint32(32 - _BUCKET_BITS))] = -1
+        self.lookup = self._certain(starts).astype(np.int32) + 1          # G + 1, or 0: search
+        self.lookup[np.unique(self.thresholds >> np.uint32(32 - _BUCKET_BITS))] = 0
 
     def _scaled(self, k, bits_):
         """⌊r^k·2^bits_⌋ exactly."""
@@ -228,17 +239,19 @@ class _GapTable:
         """#{k : f_k > u}: the k with G >= k for sure."""
         return self.thresholds.size - np.searchsorted(self.ascending, u, side="right")
 
-    def draw(self, src, size):
-        """``size`` independent geometric draws (int64)."""
+    def draw(self, src, size, start=-1):
+        """``size`` independent geometric draws G_i (int64) as the positions
+        ``start + cumsum(G + 1)`` of the ones of a Bernoulli process that follow ``start``."""
         u = _words(src, "<u4", size)
-        gaps = self.lookup[u >> np.uint32(32 - _BUCKET_BITS)].astype(np.int64)
-        slow = np.flatnonzero(gaps < 0)
+        steps = self.lookup[u >> np.uint32(32 - _BUCKET_BITS)].astype(np.int64)   # G + 1
+        slow = np.flatnonzero(steps <= 0)
         if slow.size:
             certain = self._certain(u[slow])
-            gaps[slow] = certain
+            steps[slow] = certain + 1
             for i in np.flatnonzero(self.thresholds[certain] == u[slow]):
-                gaps[slow[i]] = self._tie(src, int(u[slow[i]]), int(certain[i]))
-        return gaps
+                steps[slow[i]] = self._tie(src, int(u[slow[i]]), int(certain[i])) + 1
+        steps[0] += start
+        return np.cumsum(steps, out=steps)
 
     def _tie(self, src, u, k):
         """G given u = f_{k+1} (and G >= k): more bits of U against r^{k+1}, r^{k+2}, ..."""
@@ -275,16 +288,17 @@ def _one_positions(src, p, size):
     found, position = [], -1
     while True:
         expected = (size - 1 - position) * rate
-        steps = position + np.cumsum(table.draw(src, int(expected + 6 * math.sqrt(expected) + 16)) + 1)
-        found.append(steps[steps < size])
-        if found[-1].size < steps.size:
+        steps = table.draw(src, int(expected + 6 * math.sqrt(expected) + 16), position)
+        inside = np.searchsorted(steps, size)
+        found.append(steps[:inside])
+        if inside < steps.size:
             break
         position = int(steps[-1])
-    ones = np.concatenate(found)
+    ones = found[0] if len(found) == 1 else np.concatenate(found)
     return ones if rate == p else ones[bernoulli(src, p / rate, ones.size)]
 
 
-def sparse_bernoulli(src, p, size):
+def sparse_bernoulli(src, p, size, out=None):
     """Exact Bernoulli(``p``) draws for small p, generating only the ones.
 
     The gaps between successive ones of a Bernoulli process are geometric,
@@ -292,12 +306,22 @@ def sparse_bernoulli(src, p, size):
     thresholds (1 − p)^k, :class:`_GapTable`), so the cost is proportional to p·size: about
     4 random bytes per one instead of one byte per draw. For p < 2^-10 a Bernoulli(2^-10)
     process is thinned exactly. Every p in [0, 1] works, down to the smallest float (gaps longer
-    than ``size`` simply leave no one).
+    than ``size`` simply leave no one). Written into ``out`` if given.
     """
     size = int(size)
-    out = np.zeros(size, dtype=bool)
+    if out is None:
+        out = np.zeros(size, dtype=bool)
+    else:
+        out[...] = False
     out[_one_positions(src, p, size)] = True
     return out
+
+
+def _randomized_response_into(src, out, ones, p, q):
+    """:func:`randomized_response_bits` written into the bool matrix ``out``."""
+    sampler = sparse_bernoulli if q < SPARSE_BELOW else bernoulli
+    sampler(src, q, out.size, out=out.reshape(-1))
+    out[ones] = bernoulli(src, p, np.size(ones[0]))
 
 
 def randomized_response_bits(src, bits_shape, ones, p, q):
@@ -305,6 +329,8 @@ def randomized_response_bits(src, bits_shape, ones, p, q):
 
     Parameters
     ----------
+    src : numpy.random.Generator or SystemRandom
+        Random source (:func:`source`).
     bits_shape : tuple
         Shape (n, d) of the bit matrix.
     ones : tuple of index arrays
@@ -312,35 +338,39 @@ def randomized_response_bits(src, bits_shape, ones, p, q):
     p, q : float
         Pr[output 1 | bit 1] and Pr[output 1 | bit 0].
 
-    Returns a bool array of shape ``bits_shape``: Bernoulli(q) everywhere, then Bernoulli(p)
-    redrawn at the 1-bits. For q < 1/16 only the flipped zeros are drawn (:func:`sparse_bernoulli`,
-    about 4q random bytes per bit instead of 1).
+    Returns
+    -------
+    numpy.ndarray
+        Bool array of shape ``bits_shape``: Bernoulli(q) everywhere, then Bernoulli(p) redrawn
+        at the 1-bits. For q < 1/16 only the flipped zeros are drawn (:func:`sparse_bernoulli`,
+        about 4 random bytes per flipped bit instead of 1 byte per bit).
     """
-    n, d = bits_shape
-    sampler = sparse_bernoulli if q < SPARSE_BELOW else bernoulli
-    out = sampler(src, q, n * d).reshape(n, d)
-    out[ones] = bernoulli(src, p, np.size(ones[0]))
+    out = np.empty(bits_shape, dtype=bool)
+    _randomized_response_into(src, out, ones, p, q)
     return out
 
 
 def randomized_response_packed(src, bits_shape, ones, p, q):
     """:func:`randomized_response_bits`, returned packed (uint8 rows, little-endian bit order).
 
-    ``ones`` must be sorted by row (as ``numpy.nonzero`` gives). Rows are perturbed and packed
-    ~2^23 bits at a time, so the memory beyond the packed output is O(1) in n (one bool per bit
-    of a chunk, not of the whole batch).
+    ``ones`` must be sorted by row (as ``numpy.nonzero`` gives). Rows are perturbed in one
+    reused bool buffer and packed a chunk at a time: 2^20 bits, or 2^16 expected flips when
+    q < 1/16, at most 2^23 bits. Fresh temporaries beyond about 1 MiB come from the operating
+    system and cost page faults on every chunk; the memory beyond the packed output is O(1) in n.
     """
     n, d = bits_shape
     rows, cols = (np.asarray(index) for index in ones)
     out = np.empty((n, bits.nbytes(d)), dtype=np.uint8)
-    step = max(1, _PACK_CHUNK_BITS // max(d, 1))
+    chunk_bits = min(_PACK_CHUNK_BITS, 1 << 20 if q >= SPARSE_BELOW else int((1 << 16) / max(q, _TABLE_MIN)))
+    step = max(1, chunk_bits // max(d, 1))
+    noisy = np.empty((min(step, n), d), dtype=bool)
     starts = np.arange(0, n + step, step)
     bounds = np.searchsorted(rows, starts)
     for i, start in enumerate(starts[:-1]):
         stop = min(start + step, n)
         lo, hi = bounds[i], bounds[i + 1]
-        noisy = randomized_response_bits(src, (stop - start, d), (rows[lo:hi] - start, cols[lo:hi]), p, q)
-        out[start:stop] = bits.pack(noisy)
+        _randomized_response_into(src, noisy[:stop - start], (rows[lo:hi] - start, cols[lo:hi]), p, q)
+        out[start:stop] = bits.pack(noisy[:stop - start])
     return out
 
 
