@@ -21,6 +21,7 @@ report by the secure path.
 import argparse
 import contextlib
 import importlib.util
+import os
 import statistics
 import subprocess
 import sys
@@ -69,7 +70,10 @@ class CountingSource(randomness.SystemRandom):
 def paths(baseline):
     """name -> (context manager factory, rng factory) for one call of privatize."""
     out = {"seeded": (contextlib.nullcontext, lambda i: np.random.default_rng(i)),
-           "secure": (contextlib.nullcontext, lambda i: None)}
+           "secure": (contextlib.nullcontext, lambda i: None),
+           "secure, os.urandom": (lambda: mock.patch.object(randomness.SystemRandom, "bytes",
+                                                            lambda self, n: os.urandom(n)),
+                                  lambda i: None)}
     if baseline is not None:
         def old(src, shape, ones, p, q):
             return baseline.randomized_response_packed(baseline.SystemRandom(), shape, ones, p, q)

@@ -29,15 +29,10 @@ import os
 from fractions import Fraction
 
 import numpy as np
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 from . import bits
 from .errors import LDPTypeError, LDPValueError
-
-try:
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
-except ImportError:            # pragma: no cover - exercised by patching in the tests
-    Cipher = None
-
 
 _ZEROS = memoryview(bytes(1 << 20))     # reused: fresh zero pages would cost page faults
 
@@ -46,10 +41,11 @@ class SystemRandom:
     """Cryptographically secure random bytes: a ChaCha20 keystream keyed from ``os.urandom``.
 
     Each instance draws a 256-bit key from the operating system's CSPRNG and returns the
-    ChaCha20 keystream under it (RFC 8439, through the ``cryptography`` package); it draws a new
-    key after 2^36 bytes and in a forked child process (a copied key would repeat the parent's
-    stream). Without ``cryptography`` every byte comes from ``os.urandom`` (secure, ~10x
-    slower). :func:`source` makes a new instance, hence a new key, for every ``privatize`` call.
+    ChaCha20 keystream under it (RFC 8439, from the ``cryptography`` package, a core dependency
+    because ``os.urandom`` alone is too slow for the client: ``benchmarks/randomness.py``). It
+    draws a new key after 2^36 bytes and in a forked child process (a copied key would repeat
+    the parent's stream). :func:`source` makes a new instance, hence a new key, for every
+    ``privatize`` call.
 
     References
     ----------
@@ -64,18 +60,15 @@ class SystemRandom:
     def _rekey(self) -> None:
         self._pid = os.getpid()
         self._left = self.REKEY_BYTES
-        self._stream = (None if Cipher is None else
-                        Cipher(algorithms.ChaCha20(os.urandom(32), bytes(16)), mode=None).encryptor())
+        self._stream = Cipher(algorithms.ChaCha20(os.urandom(32), bytes(16)), mode=None).encryptor()
 
     def bytes(self, length: int) -> bytes | bytearray:
-        """``length`` random bytes."""
+        """``length`` random bytes: the keystream is the encryption of zeros."""
         length = int(length)
-        if self._stream is None:
-            return os.urandom(length)
         if self._pid != os.getpid() or length > self._left:
             self._rekey()
         self._left -= length
-        if length <= len(_ZEROS):      # the keystream is the encryption of zeros
+        if length <= len(_ZEROS):
             return self._stream.update(_ZEROS[:length])
         out = bytearray(length)
         for start in range(0, length, len(_ZEROS)):
@@ -193,7 +186,6 @@ def bernoulli(src, p, size, out=None):
 SPARSE_BELOW = 1 / 16
 _PACK_CHUNK_BITS = 1 << 23         # most bits perturbed per chunk before packing
 _TABLE_MIN = 2.0 ** -10            # gaps of rarer ones: thin a Bernoulli(2^-10) process
-_BUCKET_BITS = 16                  # the top 16 of the 32 random bits index the lookup table
 
 
 class _GapTable:
@@ -226,9 +218,9 @@ class _GapTable:
             thresholds.append(f)
         self.thresholds = np.array(thresholds, dtype=np.uint32)            # f_1 .. f_K
         self.ascending = self.thresholds[::-1].copy()
-        starts = np.arange(1 << _BUCKET_BITS, dtype=np.uint32) << np.uint32(32 - _BUCKET_BITS)
+        starts = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)
         self.lookup = self._certain(starts).astype(np.int32) + 1          # G + 1, or 0: search
-        self.lookup[np.unique(self.thresholds >> np.uint32(32 - _BUCKET_BITS))] = 0
+        self.lookup[np.unique(self.thresholds >> np.uint32(16))] = 0
 
     def _scaled(self, k, bits_):
         """⌊r^k·2^bits_⌋ exactly."""
@@ -242,14 +234,15 @@ class _GapTable:
     def draw(self, src, size, start=-1):
         """``size`` independent geometric draws G_i (int64) as the positions
         ``start + cumsum(G + 1)`` of the ones of a Bernoulli process that follow ``start``."""
-        u = _words(src, "<u4", size)
-        steps = self.lookup[u >> np.uint32(32 - _BUCKET_BITS)].astype(np.int64)   # G + 1
+        high = _words(src, "<u2", size)          # the top 16 of the 32 bits of each u
+        steps = self.lookup.take(high).astype(np.int64)                  # G + 1
         slow = np.flatnonzero(steps <= 0)
-        if slow.size:
-            certain = self._certain(u[slow])
+        if slow.size:                             # draw the low 16 bits only where needed
+            u = (high[slow].astype(np.uint32) << np.uint32(16)) | _words(src, "<u2", slow.size)
+            certain = self._certain(u)
             steps[slow] = certain + 1
-            for i in np.flatnonzero(self.thresholds[certain] == u[slow]):
-                steps[slow[i]] = self._tie(src, int(u[slow[i]]), int(certain[i])) + 1
+            for i in np.flatnonzero(self.thresholds[certain] == u):
+                steps[slow[i]] = self._tie(src, int(u[i]), int(certain[i])) + 1
         steps[0] += start
         return np.cumsum(steps, out=steps)
 
