@@ -128,17 +128,18 @@ def uniform(src, size):
 
 def integers(src, high, size):
     """Uniform integers in [0, high) (``high`` an int >= 1 or an int array), without modulo bias."""
-    high = np.broadcast_to(np.asarray(high, dtype=np.int64), (int(size),))
+    size = int(size)
+    high = np.asarray(high, dtype=np.int64)
     if isinstance(src, np.random.Generator):
-        return src.integers(0, high, dtype=np.int64)
-    # rejection sampling under a power-of-two mask: fewer than 2 rounds expected
-    nbits = np.ceil(np.log2(np.maximum(high, 2))).astype(np.uint64)
-    mask = (np.uint64(1) << nbits) - np.uint64(1)
-    out = np.empty(high.shape, dtype=np.int64)
-    todo = np.arange(high.size)
+        return src.integers(0, np.broadcast_to(high, (size,)), dtype=np.int64)
+    # rejection under the smallest power-of-two mask covering high − 1 (its float rounds up, never
+    # below a power of two): fewer than 2 rounds expected
+    mask = (np.uint64(1) << np.frexp((high - 1).astype(float))[1].astype(np.uint64)) - np.uint64(1)
+    out = np.empty(size, dtype=np.int64)
+    todo = np.arange(size)
     while todo.size:
-        words = _words(src, "<u8", todo.size) & mask[todo]
-        ok = words < high[todo].astype(np.uint64)
+        words = _words(src, "<u8", todo.size) & (mask if mask.ndim == 0 else mask[todo])
+        ok = words < (high if high.ndim == 0 else high[todo]).astype(np.uint64)
         out[todo[ok]] = words[ok].astype(np.int64)
         todo = todo[~ok]
     return out
