@@ -10,14 +10,14 @@
 * Simulations of aggregates (:func:`generator`) need a numpy Generator; ``None`` gives a fresh
   OS-seeded one.
 
-Sampling is exact: every draw is a function of uniform random bits computed with integer
-comparisons, so its law is exactly the one stated, for the float parameters as given (assuming
-uniform input bits). Bernoulli draws compare random bytes with the binary expansion of the
+Sampling is exact: every draw is computed from random bits by integer comparisons, so its law
+is exactly the one stated, for the float parameters as given. Bernoulli draws compare random bytes with the binary expansion of the
 probability; integers use rejection (no modulo bias); the gaps between the ones of a sparse
-Bernoulli process are geometric, found by comparing 32 random bits with a table of the exact
-thresholds (1 − q)^k (extra bits decide the rare ties exactly); discrete Laplace noise uses the
-exact sampler of Canonne, Kamath and Steinke (2020). The one floating-point helper is
-:func:`uniform` (53-bit uniforms, exact on its grid), used for stochastic rounding.
+Bernoulli process are geometric, found by comparing random bits with a table of the exact
+thresholds (1 − q)^k (16 bits decide most gaps, more bits the rest, exactly); discrete Laplace
+noise uses the exact sampler of Canonne, Kamath and Steinke (2020). The one floating-point
+helper is :func:`uniform` (53-bit uniforms, exact on its grid), used for stochastic rounding.
+The only assumption is that the source's bits are uniform and independent.
 """
 
 from __future__ import annotations
@@ -193,13 +193,14 @@ class _GapTable:
     """Exact sampler of the geometric law Pr[G = k] = (1 − p)^k·p, k = 0, 1, ... (p >= 2^-10).
 
     Inverse transform with a uniform U on [0, 1): G = max{k : U < r^k}, r = 1 − p. The float
-    p is a dyadic rational, so r = n/2^e and every threshold r^k = n^k/2^{ek} is exact. U is
-    read as 32 random bits u (U ∈ [u, u + 1)·2^-32) and compared with f_k = ⌊r^k·2^32⌋,
-    k = 1..K, where K is the first k with f_k = 0: G >= k is certain when u < f_k and impossible
-    when u > f_k. When u = f_k (probability about K·2^-32) more random bits of U are compared
-    with n^k/2^{ek} in exact integer arithmetic; U < r^K gives G = K + G' with a fresh G' (the
-    law is memoryless). Most u are decided by one lookup of their top 16 bits in a table of
-    2^16 buckets; buckets that contain a threshold fall back to a binary search.
+    p is a dyadic rational, so r = n/2^e and every threshold r^k = n^k/2^{ek} is exact. The
+    first 32 bits u of U (U ∈ [u, u + 1)·2^-32) are compared with f_k = ⌊r^k·2^32⌋, k = 1..K,
+    where K is the first k with f_k = 0: G >= k is certain when u < f_k and impossible when
+    u > f_k. When u = f_k (probability about K·2^-32) more bits of U are compared with
+    n^k/2^{ek} in exact integer arithmetic; U < r^K gives G = K + G' with a fresh G' (the law is
+    memoryless). The top 16 bits of u are drawn first and looked up in a table of 2^16 buckets,
+    which decides G unless the bucket holds a threshold (probability at most K·2^-16); only
+    then are the low 16 bits drawn and searched.
     """
 
     _PRECISION = 96                # bits of the interval bounds used to build f_k
@@ -269,7 +270,7 @@ def _gap_table(p):
 
 
 def _one_positions(src, p, size):
-    """Sorted positions of the ones among ``size`` exact Bernoulli(``p``) draws, p < 1.
+    """Sorted positions of the ones among ``size`` exact Bernoulli(``p``) draws.
 
     Gaps between ones are geometric (:class:`_GapTable`); for p < 2^-10 the ones of a
     Bernoulli(2^-10) process are each kept with probability p·2^10 (exact: scaling by a power
@@ -296,9 +297,9 @@ def sparse_bernoulli(src, p, size, out=None):
     """Exact Bernoulli(``p``) draws for small p, generating only the ones.
 
     The gaps between successive ones of a Bernoulli process are geometric,
-    Pr[G = k] = (1 − p)^k·p; they are drawn exactly from 32 random bits each (a table of the
-    thresholds (1 − p)^k, :class:`_GapTable`), so the cost is proportional to p·size: about
-    4 random bytes per one instead of one byte per draw. For p < 2^-10 a Bernoulli(2^-10)
+    Pr[G = k] = (1 − p)^k·p; they are drawn exactly, mostly from 16 random bits each (a table
+    of the thresholds (1 − p)^k, :class:`_GapTable`), so the cost is proportional to p·size:
+    about 2 random bytes per one instead of one byte per draw. For p < 2^-10 a Bernoulli(2^-10)
     process is thinned exactly. Every p in [0, 1] works, down to the smallest float (gaps longer
     than ``size`` simply leave no one). Written into ``out`` if given.
     """
@@ -337,7 +338,7 @@ def randomized_response_bits(src, bits_shape, ones, p, q):
     numpy.ndarray
         Bool array of shape ``bits_shape``: Bernoulli(q) everywhere, then Bernoulli(p) redrawn
         at the 1-bits. For q < 1/16 only the flipped zeros are drawn (:func:`sparse_bernoulli`,
-        about 4 random bytes per flipped bit instead of 1 byte per bit).
+        about 2 random bytes per flipped bit instead of 1 byte per bit).
     """
     out = np.empty(bits_shape, dtype=bool)
     _randomized_response_into(src, out, ones, p, q)

@@ -21,6 +21,7 @@ def load(name):
     ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
     ("poisoning", ["--trials", "1", "--epsilons", "8"], "evasive"),
     ("null_proportion", ["--runs", "1"], "auto"),
+    ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),
 ])
 def test_benchmark_scripts_run(name, argv, expect, capsys):
     load(name).main(argv)
