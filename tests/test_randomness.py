@@ -145,8 +145,18 @@ def exact_gap(p, x, bits_):
     return k if lo >= power else None
 
 
+def floor_thresholds(p, count):
+    """⌊(1 − p)^k·2^32⌋ for k = 0 .. count − 1."""
+    r = 1 - Fraction(p)
+    powers = [r.numerator ** 0]
+    for _ in range(count - 1):
+        powers.append(powers[-1] * r.numerator)
+    e = r.denominator.bit_length() - 1                     # r = numerator / 2^e
+    return [(power << 32) >> (e * k) for k, power in enumerate(powers)]
+
+
 def floor_threshold(p, k):
-    return math.floor((1 - Fraction(p)) ** k * 2 ** 32)
+    return floor_thresholds(p, k + 1)[k]
 
 
 @pytest.mark.parametrize("p", [Q4, 3 / 64])
@@ -160,7 +170,7 @@ def test_ties_are_broken_by_more_bits_exactly(p):
                 expected = exact_gap(p, (u << 64) | v, 96)
                 assert expected is not None and first_gap(p, u, v) == expected
     # several thresholds r^k, r^(k+1), ... share the 32-bit floor 1 (their spacing is ~q·2^-32)
-    shared = [k for k in range(1, 2000) if floor_threshold(p, k) == 1]
+    shared = [k for k, f in enumerate(floor_thresholds(p, 2000)) if f == 1]
     assert len(shared) > 3
     middle = shared[len(shared) // 2]
     v = math.floor((r ** middle * 2 ** 96) % 2 ** 64) - 1
@@ -170,7 +180,7 @@ def test_ties_are_broken_by_more_bits_exactly(p):
 def test_uniforms_below_the_last_threshold_continue_memorylessly():
     """u = 0 and zeros after it: U < r^K, so the gap is K plus a fresh gap (5 here: its
     uniform falls between r^6 and r^5)."""
-    last = next(k for k in range(1, 5000) if floor_threshold(Q4, k) == 0)
+    last = floor_thresholds(Q4, 2000).index(0)
     assert first_gap(Q4, 0, 0, after=(floor_threshold(Q4, 5) >> 16) - 1) == last + 5
 
 
