@@ -11,13 +11,14 @@
   OS-seeded one.
 
 Sampling is exact: every draw is computed from random bits by integer comparisons, so its law
-is exactly the one stated, for the float parameters as given. Bernoulli draws compare random bytes with the binary expansion of the
-probability; integers use rejection (no modulo bias); the gaps between the ones of a sparse
-Bernoulli process are geometric, found by comparing random bits with a table of the exact
-thresholds (1 − q)^k (16 bits decide most gaps, more bits the rest, exactly); discrete Laplace
-noise uses the exact sampler of Canonne, Kamath and Steinke (2020). The one floating-point
-helper is :func:`uniform` (53-bit uniforms, exact on its grid), used for stochastic rounding.
-The only assumption is that the source's bits are uniform and independent.
+is exactly the one stated, for the float parameters as given; the only assumption is that the
+source's bits are uniform and independent. Bernoulli draws compare random bytes with the binary
+expansion of the probability; integers use rejection (no modulo bias); the gaps between the
+ones of a sparse Bernoulli process are geometric, found by comparing random bits with a table
+of the exact thresholds (1 − q)^k (16 bits decide most gaps, more bits the rest, exactly);
+discrete Laplace noise uses the exact sampler of Canonne, Kamath and Steinke (2020). The one
+floating-point helper is :func:`uniform` (53-bit uniforms, exact on the grid k·2^-53), used
+for stochastic rounding.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import math
 import numbers
 import os
 from fractions import Fraction
+from typing import Union
 
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
@@ -80,7 +82,11 @@ class SystemRandom:
         return "SystemRandom()"
 
 
-def source(rng=None):
+Source = Union[np.random.Generator, SystemRandom]
+RNG = Union[None, int, np.random.SeedSequence, np.random.Generator, SystemRandom]
+
+
+def source(rng: RNG = None) -> Source:
     """Random source for client-side privatization: a new :class:`SystemRandom` when ``rng`` is
     None, the ``rng`` itself if it is a Generator or SystemRandom, else :func:`generator` (rng)."""
     if rng is None:
@@ -90,7 +96,7 @@ def source(rng=None):
     return generator(rng)
 
 
-def generator(rng=None):
+def generator(rng: RNG = None) -> np.random.Generator:
     """A numpy Generator (for simulations): ``None`` gives a fresh OS-seeded one."""
     if isinstance(rng, SystemRandom):
         return np.random.default_rng()
@@ -102,7 +108,7 @@ def generator(rng=None):
         f"rng must be None, an int, a SeedSequence, a Generator or SystemRandom, got {rng!r}")
 
 
-def random_bytes(src, size):
+def random_bytes(src: Source, size: int) -> np.ndarray:
     """``size`` uniform random bytes as a (read-only) uint8 array.
 
     A numpy Generator gives the raw 64-bit outputs of its bit generator, little-endian (four
@@ -121,12 +127,12 @@ def _words(src, dtype, size):
     return random_bytes(src, dtype.itemsize * int(size)).view(dtype)
 
 
-def uniform(src, size):
+def uniform(src: Source, size: int) -> np.ndarray:
     """Uniform floats on [0, 1) with 53 random bits each (exact on the grid k·2^-53)."""
     return (_words(src, "<u8", size) >> np.uint64(11)) * (2.0 ** -53)
 
 
-def integers(src, high, size):
+def integers(src: Source, high, size: int) -> np.ndarray:
     """Uniform integers in [0, high) (``high`` an int >= 1 or an int array), without modulo bias."""
     size = int(size)
     high = np.asarray(high, dtype=np.int64)
@@ -155,7 +161,7 @@ def _expansion(p):
     return np.frombuffer((num << (8 * nbytes - k)).to_bytes(nbytes, "big"), dtype=np.uint8)
 
 
-def bernoulli(src, p, size, out=None):
+def bernoulli(src: Source, p: float, size: int, out: np.ndarray | None = None) -> np.ndarray:
     """Exact Bernoulli(``p``) draws as a bool array of length ``size`` (written into ``out`` if
     given).
 
@@ -293,7 +299,7 @@ def _one_positions(src, p, size):
     return ones if rate == p else ones[bernoulli(src, p / rate, ones.size)]
 
 
-def sparse_bernoulli(src, p, size, out=None):
+def sparse_bernoulli(src: Source, p: float, size: int, out: np.ndarray | None = None) -> np.ndarray:
     """Exact Bernoulli(``p``) draws for small p, generating only the ones.
 
     The gaps between successive ones of a Bernoulli process are geometric,
@@ -319,7 +325,8 @@ def _randomized_response_into(src, out, ones, p, q):
     out[ones] = bernoulli(src, p, np.size(ones[0]))
 
 
-def randomized_response_bits(src, bits_shape, ones, p, q):
+def randomized_response_bits(src: Source, bits_shape: tuple[int, int], ones, p: float,
+                             q: float) -> np.ndarray:
     """Per-bit randomized response on a sparse bit matrix.
 
     Parameters
@@ -345,7 +352,8 @@ def randomized_response_bits(src, bits_shape, ones, p, q):
     return out
 
 
-def randomized_response_packed(src, bits_shape, ones, p, q):
+def randomized_response_packed(src: Source, bits_shape: tuple[int, int], ones, p: float,
+                               q: float) -> np.ndarray:
     """:func:`randomized_response_bits`, returned packed (uint8 rows, little-endian bit order).
 
     ``ones`` must be sorted by row (as ``numpy.nonzero`` gives). Rows are perturbed in one
@@ -386,7 +394,7 @@ def _bernoulli_exp(src, num, den):
     return k % 2 == 1
 
 
-def laplace_grid(src, scale, step, size):
+def laplace_grid(src: Source, scale: float, step: float, size: int) -> np.ndarray:
     """Exact discrete Laplace noise on the grid ``step``·ℤ: Pr[k·step] ∝ exp(−|k|·step/scale).
 
     The algorithm of Canonne, Kamath and Steinke (2020, Algorithm 2) with scale/step = t/s in
