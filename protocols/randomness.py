@@ -386,7 +386,7 @@ def _bernoulli_exp(src, num, den):
     k = np.ones(num.shape, dtype=np.int64)
     active = np.arange(num.size)
     while active.size:          # Bernoulli(γ/K): j uniform on [0, K) is 0 and x uniform < num
-        hit = integers(src, den, active.size) < num[active]
+        hit = num[active] > (integers(src, den, active.size) if den > 1 else 0)
         more = k[active] > 1
         hit[more] &= integers(src, k[active[more]], int(more.sum())) == 0
         active = active[hit]
