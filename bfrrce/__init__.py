@@ -2,7 +2,7 @@
 
     from bfrrce import BFRRCE
     mech = BFRRCE(epsilon=2.0, L=1024, l=1)
-    reports = mech.privatize(values)            # each client, OS CSPRNG
+    reports = mech.privatize(values)            # each client: ChaCha20 keyed from os.urandom
     agg = mech.aggregate(reports)               # server: ColumnSums, O(L) memory
     print(mech.estimate(agg))                   # value, std_error, interval, detection limit
 """

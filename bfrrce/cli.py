@@ -78,7 +78,7 @@ def _parser():
         parser.add_argument("--epsilon", type=float)
         parser.add_argument("--L", type=int, default=1024)
         parser.add_argument("--l", type=int, default=1)
-        parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: OS CSPRNG)")
+        parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom)")
     ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file")
     ag.add_argument("reports", nargs="+")
     ag.add_argument("--out", required=True, help="column-sums file to write")

@@ -82,7 +82,8 @@ class BFRRCE(Mechanism):
     def privatize(self, values, rng=None):
         """Reports of a batch of values, one per user: uint8 (n, ceil(L/8)), little-endian bits.
 
-        ``rng=None`` (clients) draws from the OS CSPRNG; seeds are for simulations only.
+        ``rng=None`` (clients) draws from a ChaCha20 stream keyed from ``os.urandom``; seeds are for
+        simulations only.
         """
         return perturb_positions(self.bloom.positions(values), self.L, self.p, self.q, rng)
 

@@ -27,6 +27,7 @@ def run(name, argv):
     ("poisoning", ["--trials", "1", "--epsilons", "8"], "evasive"),
     ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
     ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
+    ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),
 ])
 def test_benchmark_scripts_run(name, argv, expect):
     assert expect in run(name, argv)
