@@ -266,15 +266,6 @@ def format_table(rows):
     return "\n".join(lines)
 
 
-def format_markdown(rows):
-    """The rows as a Markdown table (the README's)."""
-    cols = [c for c in _table_columns(rows) if c[0] not in ("± se",)]
-    lines = ["| dataset | " + " | ".join(h for h, _, _ in cols) + " |",
-             "|---" * (len(cols) + 1) + "|"]
-    lines += ["| " + r["dataset"] + " | " + " | ".join(cell(r) for _, _, cell in cols) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def _pyplot():
     try:
         import matplotlib
