@@ -19,8 +19,9 @@ Two ways to score them:
     (:func:`predicted_aare`): the visible count K̂ = K·(π(u) − u)/(1 − u) maximised over the
     p-value thresholds u of the occupancy estimator (π(u) the power of the test of one occupied
     column), its binomial variance and the collision variance of the filter; the inverse
-    Simpson index with Var Ŝ₂ ≈ 4V₀S₂ + 2LV₀² plus the collision term; and their combination,
-    1/e² = 1/e_V² + 1/e_S² (the estimate follows the better of the two). AARE ≈ √(2/π)·e.
+    Simpson index with Var Ŝ₂ ≈ 4V₀S₂ + 2LV₀² plus the collision term; and the estimator's own
+    combination of the two (:func:`bfrrce.estimation.combine`), whose bias and standard error
+    give e² = bias² + se². AARE ≈ √(2/π)·e.
 ``"simulate"``
     the estimator itself on exactly simulated column sums (:meth:`BFRRCE.simulate`), all
     configurations on the same data and random streams (paired trials), in rounds of
@@ -48,6 +49,7 @@ from protocols._validate import check_epsilon, check_int
 from protocols.errors import LDPValueError
 
 from .accounting import PERTURBATIONS
+from .estimation import combine
 from .estimation.occupancy import P_GRID
 from .mechanism import BFRRCE
 
@@ -143,7 +145,9 @@ def predicted_aare(n: int, D, p: float, q: float, L: int, l: int, columns: float
     Returns
     -------
     numpy.ndarray
-        √(2/π)·e with 1/e² = 1/(bias_V² + se_V²) + 1/se_S², relative to D, capped at (n − D)/D + 1.
+        √(2/π)·e with e² = (bias² + se²)/D² of the estimator's combination
+        (:func:`bfrrce.estimation.combine`) of the expected visible count and the inverse Simpson
+        index, capped at (n − D)/D + 1.
     """
     D = np.asarray(D, dtype=float)[:, None]
     cols = float(L if columns is None else columns)
@@ -158,25 +162,29 @@ def predicted_aare(n: int, D, p: float, q: float, L: int, l: int, columns: float
     t = np.minimum(k[None, :, None] * f[:, :, None], n)                 # D × k × 1
     power = np.einsum("dk,dku->du", w, _power(t, n, p, q))
     gain = occupied * (power - P_GRID) / (1 - P_GRID)
+    sd = np.sqrt(occupied * power * (1 - power) + (cols - occupied) * P_GRID * (1 - P_GRID)) / (1 - P_GRID)
     best = np.argmax(gain, axis=1)
     rows = np.arange(D.shape[0])
     k_hat = np.maximum(gain[rows, best], 0.0)
-    u = P_GRID[best]
-    var_r = occupied[:, 0] * power[rows, best] * (1 - power[rows, best]) + (cols - occupied[:, 0]) * u * (1 - u)
+    var_k = sd[rows, best] ** 2
     m = l * D[:, 0]
     pi = (1 - 1 / L) ** m
     hash_var = np.maximum(L * (L - 1) * (1 - 2 / L) ** m + L * pi - (L * pi) ** 2, 0.0)
     empty_hat = np.maximum(cols - k_hat, 0.5) * L / cols
     visible = np.log(empty_hat / L) / (l * math.log1p(-1 / L))
     slope = 1 / (empty_hat * l * -math.log1p(-1 / L))
-    err_v2 = ((visible - D[:, 0]) ** 2 + slope ** 2 * (var_r * (L / cols) ** 2 + hash_var)) / D[:, 0] ** 2
+    se_v = slope * np.sqrt(var_k * (L / cols) ** 2 + hash_var)
     # inverse Simpson index: Σ_v f_v² = n²/D, S₂ = l Σ f² + (n² − Σ f²) l²/L
     squares = n * n / D[:, 0]
     s2 = l * squares + (n * n - squares) * l * l / L
     v0 = n * q * (1 - q) / (p - q) ** 2
     var_s2 = 4 * v0 * s2 + 2 * L * v0 ** 2 + 2 * (l * squares) ** 2 / L
-    err_s2 = var_s2 / ((l - l * l / L) * squares) ** 2
-    err = 1 / np.sqrt(1 / err_v2 + 1 / np.maximum(err_s2, 1e-300))
+    se_s = D[:, 0] * np.sqrt(var_s2) / ((l - l * l / L) * squares)
+    # the estimator's own combination of the two, at their expected values
+    err = np.empty(D.shape[0])
+    for i, truth in enumerate(D[:, 0]):
+        value, se, _ = combine(float(visible[i]), float(se_v[i]), float(truth), float(se_s[i]))
+        err[i] = math.hypot(value - truth, se) / truth
     return np.minimum(math.sqrt(2 / math.pi) * err, (n - D[:, 0]) / D[:, 0] + 1)
 
 
