@@ -52,3 +52,31 @@ def test_grid_and_errors():
         suggest_parameters(100, 1.0, (1, 10), objective="speed")
     with pytest.raises(LDPValueError, match="analytic"):
         suggest_parameters(100, 1.0, (1, 10), objective="width", method="analytic")
+
+
+@pytest.mark.benchmark
+@pytest.mark.parametrize("n, D, eps", [(10_000, 122, 2.0), (10_000, 122, 4.0), (10_000, 122, 8.0),
+                                       (2_000, 122, 4.0), (2_000, 122, 8.0)])
+def test_analytic_ranking_against_simulation(n, D, eps, capsys):
+    """24 configurations (L 64..4096, l 1..3, both perturbations), 16 trials each with a fresh hash
+    draw per trial: Spearman correlation of predicted and simulated AARE, and the simulated AARE of
+    the analytic choice against the simulated best (``python -m pytest -m benchmark -s
+    tests/test_advice.py``)."""
+    counts = np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
+    rows = []
+    for L in (64, 256, 1024, 4096):
+        for l in (1, 2, 3):
+            for pert in ("optimized", "symmetric"):
+                mech = BFRRCE(epsilon=eps, L=L, l=l, perturbation=pert)
+                rel = []
+                for t in range(16):
+                    rng = np.random.default_rng([t, L, l])
+                    values = rng.integers(0, 2 ** 62, D)
+                    rel.append(abs(mech.estimate(mech.simulate(values, counts=counts, rng=rng)).value - D) / D)
+                rows.append(((L, l, pert), predicted_aare(n, [D], mech.p, mech.q, L, l)[0], np.mean(rel)))
+    rho = stats.spearmanr([r[1] for r in rows], [r[2] for r in rows])[0]
+    chosen, best = min(rows, key=lambda r: r[1]), min(rows, key=lambda r: r[2])
+    with capsys.disabled():
+        print(f"\nn={n:,} D={D} ε={eps:g}: Spearman {rho:.2f}; analytic choice {chosen[0]} simulated AARE "
+              f"{chosen[2]:.3f}; simulated best {best[0]} {best[2]:.3f}")
+    assert rho >= 0.8
