@@ -47,11 +47,13 @@ from scipy import special, stats
 
 from protocols._validate import check_epsilon, check_int
 from protocols.errors import LDPValueError
+from protocols.ue import simulate_column_sums
 
 from .accounting import PERTURBATIONS
 from .estimation import combine
 from .estimation.occupancy import P_GRID
 from .mechanism import BFRRCE
+from .sums import ColumnSums
 
 OBJECTIVES = ("width", "aare")
 METHODS = ("analytic", "simulate")
@@ -214,16 +216,19 @@ def _trial_scores(n, epsilon, grid, configs, candidates, objective, seed, trials
         for g, D in enumerate(grid):
             rng = np.random.default_rng([seed, g, start + t])
             per_value = np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
-            if candidates is not None and D <= len(candidates):
+            drawn = candidates is not None and D <= len(candidates)
+            if drawn:
                 values = np.asarray(candidates)[rng.choice(len(candidates), size=D, replace=False)]
-            else:
-                values = rng.integers(0, 2 ** 62, D)
             state = rng.bit_generator.state
             for c, (L, l, pert) in enumerate(configs):
                 rng.bit_generator.state = state                  # common random numbers
                 mech = BFRRCE(epsilon=epsilon, L=L, l=l, perturbation=pert)
-                agg = mech.simulate(values, counts=per_value, rng=rng)
-                est = mech.estimate(agg, candidates=candidates if candidates is not None and D <= len(candidates) else None)
+                if drawn:
+                    agg = mech.simulate(values, counts=per_value, rng=rng)
+                else:        # random values hash to uniform positions: draw those, not the values
+                    t_users = mech.bloom.column_counts(rng.integers(0, L, (D, l)), per_value)
+                    agg = ColumnSums(mech, simulate_column_sums(t_users, n, mech.p, mech.q, rng), n)
+                est = mech.estimate(agg, candidates=candidates if drawn else None)
                 if objective == "width":
                     lo, hi = est.interval
                     total[c] += math.log(max(hi, 1.0) / max(lo, 1.0))
