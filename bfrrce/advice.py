@@ -76,9 +76,11 @@ class Suggestion:
     score : float
         The winner's score: mean over the grid of D of ln(upper/lower) or of AARE.
     confidence : float
-        How sure the choice is: the probability that the winner's expected score is below the
-        runner-up's (normal approximation of the paired difference; 1.0 when the analytic margin
-        is not a sampling quantity, see ``margin``).
+        How sure the choice is when simulated: the probability that the winner's expected score
+        is below the runner-up's (normal approximation of the paired difference). NaN when
+        analytic: the model has no sampling error, and ``margin`` says how close the runner-up is
+        (the model's ranking agrees with the simulation's, Spearman 0.92–0.96 in
+        docs/evaluation.md).
     margin : float
         Relative margin of the runner-up over the winner, (score₂ − score₁)/score₁.
     trials : int
@@ -323,7 +325,7 @@ def _suggest(n, epsilon, lo, hi, count, objective, method, Ls, ls, perturbations
     if method == "analytic":
         table = [dict(zip(("L", "l", "perturbation"), configs[i]), score=float(analytic[i])) for i in order]
         best, second = table[0], table[1] if len(table) > 1 else table[0]
-        confidence, done = 1.0, 0
+        confidence, done = math.nan, 0
     else:
         kept = [configs[i] for i in order[:max(screen, 1)]]
         runs = np.empty((len(kept), 0))
@@ -355,8 +357,9 @@ def _suggest(n, epsilon, lo, hi, count, objective, method, Ls, ls, perturbations
              f"({best['score']:.3g}, mean over D = {', '.join(map(str, grid))}; "
              f"n={n:,}, ε={epsilon:g}; {how}).",
              f"runner-up L={second['L']}, l={second['l']}, {second['perturbation']}: {second['score']:.3g} "
-             f"({100 * margin:.1f}% worse)" + ("" if method == "analytic" else
-                                                f"; probability that the choice is right {confidence:.3f}") + ".",
+             f"({100 * margin:.1f}% worse)" + (
+                 "; a model: method='simulate' measures the choice" if method == "analytic" else
+                 f"; probability that the choice is right {confidence:.3f}") + ".",
              "best score by number of hashes: " + ", ".join(f"l={l}: {s:.3g}" for l, s in by_l.items()),
              f"values held by fewer than {limit[0.5]:,.0f} users are detected with probability < 50%."]
     if n / hi < limit[0.5]:

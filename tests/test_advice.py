@@ -1,6 +1,8 @@
 """Parameter advice: objectives, methods, confidence, cache, and that the analytic model ranks
 configurations like the simulation."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -12,7 +14,7 @@ from protocols import LDPValueError
 
 def test_analytic_prefers_one_hash_and_is_cached():
     s = suggest_parameters(10_000, 4.0, (100, 150), Ls=[128, 256], objective="aare")
-    assert s.l == 1 and s.method == "analytic" and s.trials == 0
+    assert s.l == 1 and s.method == "analytic" and s.trials == 0 and math.isnan(s.confidence)
     assert {row["l"] for row in s.table} == {1, 2, 3}
     assert [r["score"] for r in s.table] == sorted(r["score"] for r in s.table)
     assert "l=1" in s.explanation and "analytic" in s.explanation
