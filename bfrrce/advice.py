@@ -1,32 +1,110 @@
-"""Parameter advice: choose L, l and the perturbation by simulating the estimator.
+"""Parameter advice: choose L, l and the perturbation before collecting (docs/estimation.md).
 
-For each configuration the exact column-sum simulation (:meth:`BFRRCE.simulate`) runs the
-estimator on data with the smallest and the largest cardinality of the expected range, every
-value held by n/D users (the most favourable spread: a skewed one only hides more values), and
-the configuration with the smallest worst-case AARE wins. The table shows why: each extra hash
-splits the budget, and the signal-to-noise ratio per value falls like 1/√l (docs/estimation.md).
+The user gives n, ε and a plausible range of the number of distinct values D; the advisor
+scores every configuration (L, l, perturbation) on data with D equally frequent values (n/D
+users each, the most favourable spread: a skewed one only hides more values) for D on a
+logarithmic grid of the range, and keeps the configuration with the smallest score, the
+mean over the grid (the expected score when D is log-uniform over the range). Two objectives:
+
+``"width"`` (the default)
+    the expected log-ratio ln(upper/lower) of the confidence bounds of ``estimate()``, which
+    hold for any data: the narrowest interval;
+``"aare"``
+    the expected |value − D|/D of the point estimate.
+
+Two ways to score them:
+
+``"analytic"`` (``"aare"`` only, microseconds a configuration)
+    a model of the point estimate from the noise and the detection probability of a column
+    (:func:`predicted_aare`): the visible count K̂ = K·(π(u) − u)/(1 − u) maximised over the
+    p-value thresholds u of the occupancy estimator (π(u) the power of the test of one occupied
+    column), its binomial variance and the collision variance of the filter; the inverse
+    Simpson index with Var Ŝ₂ ≈ 4V₀S₂ + 2LV₀² plus the collision term; and the estimator's own
+    combination of the two (:func:`bfrrce.estimation.combine`), whose bias and standard error
+    give e² = bias² + se². AARE ≈ √(2/π)·e.
+``"simulate"``
+    the estimator itself on exactly simulated column sums (:meth:`BFRRCE.simulate`), all
+    configurations on the same data and random streams (paired trials), in rounds of
+    ``trials`` until the best is ahead of every other configuration by more than 2 standard
+    errors of the paired difference, or ``max_trials`` is reached. The configurations
+    simulated are the ``screen`` best of the analytic ranking.
+
+The :class:`Suggestion` says which objective and method chose, the margin over the runner-up
+and how sure the choice is (Φ(margin/se) of the paired difference when simulated).
+
+Why l = 1 usually wins: each extra hash splits the budget, and the signal-to-noise ratio per
+value falls like 1/√l (docs/estimation.md, "Detection limit").
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
+from scipy import special, stats
 
 from protocols._validate import check_epsilon, check_int
 from protocols.errors import LDPValueError
+from protocols.ue import simulate_column_sums
 
+from .accounting import PERTURBATIONS
+from .estimation import combine
+from .estimation.occupancy import P_GRID
 from .mechanism import BFRRCE
+from .sums import ColumnSums
+
+OBJECTIVES = ("width", "aare")
+METHODS = ("analytic", "simulate")
+GRID_POINTS = 9                 # values of D on the logarithmic grid of the range
+Z_GRID = stats.norm.isf(P_GRID)
 
 
 @dataclass(frozen=True)
 class Suggestion:
-    """The advised parameters, the predicted error and the table they were chosen from."""
+    """The advised parameters, the score they won with and the table they were chosen from.
+
+    Attributes
+    ----------
+    L, l, perturbation
+        The configuration to use.
+    objective : {"width", "aare"}
+        What was minimised.
+    method : {"analytic", "simulate"}
+        How it was scored.
+    score : float
+        The winner's score: mean over the grid of D of ln(upper/lower) or of AARE.
+    confidence : float
+        How sure the choice is when simulated: the probability that the winner's expected score
+        is below the runner-up's (normal approximation of the paired difference). NaN when
+        analytic: the model has no sampling error, and ``margin`` says how close the runner-up is
+        (the model's ranking agrees with the simulation's, Spearman 0.92–0.96 in
+        docs/evaluation.md).
+    margin : float
+        Relative margin of the runner-up over the winner, (score₂ − score₁)/score₁.
+    trials : int
+        Simulated trials per value of D (0 when analytic).
+    grid : tuple of int
+        The values of D scored.
+    detection_limit : dict
+        {probability: users a value needs to be detected with that probability} of the winner.
+    table : list of dict
+        Every configuration scored: L, l, perturbation, score (and its standard error when
+        simulated), sorted by score.
+    explanation : str
+    """
 
     L: int
     l: int
     perturbation: str
-    predicted_aare: float
+    objective: str
+    method: str
+    score: float
+    confidence: float
+    margin: float
+    trials: int
+    grid: tuple
     detection_limit: dict
     table: list
     explanation: str
@@ -34,10 +112,139 @@ class Suggestion:
     def __str__(self):
         return self.explanation
 
+    @property
+    def parameters(self) -> dict:
+        """Keyword arguments for :class:`BFRRCE` (with ``epsilon``)."""
+        return {"L": self.L, "l": self.l, "perturbation": self.perturbation}
 
-def suggest_parameters(n, epsilon, cardinality_range, candidates=None, *, Ls=None, ls=(1, 2, 3),
-                       perturbations=("optimized", "symmetric"), trials=5, rng=0):
-    """Suggest (L, l, perturbation) minimising the worst AARE over ``cardinality_range``.
+
+def cardinality_grid(low: int, high: int, points: int = GRID_POINTS) -> np.ndarray:
+    """Distinct integers on a logarithmic grid from ``low`` to ``high``."""
+    return np.unique(np.geomspace(low, high, points).round().astype(np.int64))
+
+
+def _power(t, n, p, q):
+    """Pr[p-value of a column holding t users <= u] for u in P_GRID (normal approximation of the column sum)."""
+    s0 = np.sqrt(n * q * (1 - q))
+    st = np.sqrt(t * p * (1 - p) + (n - t) * q * (1 - q))
+    return special.ndtr((t * (p - q) - Z_GRID * s0) / st)
+
+
+def predicted_aare(n: int, D, p: float, q: float, L: int, l: int, columns: float | None = None):
+    """Analytic AARE of ``value`` on D equally frequent values (module docstring).
+
+    Parameters
+    ----------
+    n : int
+        Users.
+    D : array_like of int
+        Numbers of distinct values, each held by n/D users.
+    p, q : float
+        Flip probabilities of a set and an unset bit.
+    L, l : int
+        Filter size and hashes.
+    columns : float, optional
+        Columns the visible count looks at (those the candidates touch); default L.
+
+    Returns
+    -------
+    numpy.ndarray
+        √(2/π)·e with e² = (bias² + se²)/D² of the estimator's combination
+        (:func:`bfrrce.estimation.combine`) of the expected visible count and the inverse Simpson
+        index, capped at (n − D)/D + 1.
+    """
+    D = np.asarray(D, dtype=float)[:, None]
+    cols = float(L if columns is None else columns)
+    f = n / D
+    empty = (1 - 1 / L) ** (l * D)                       # fraction of empty columns
+    occupied = cols * (1 - empty)
+    # occupied columns hold k >= 1 values (zero-truncated Poisson, mean λ = lD/L)
+    lam = l * D / L
+    k = np.arange(1, min(int(lam.max() + 6 * math.sqrt(lam.max()) + 4), 40))     # beyond: saturated
+    w = stats.poisson.pmf(k, lam) / -np.expm1(-lam)
+    w = w / np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+    t = np.minimum(k[None, :, None] * f[:, :, None], n)                 # D × k × 1
+    power = np.einsum("dk,dku->du", w, _power(t, n, p, q))
+    gain = occupied * (power - P_GRID) / (1 - P_GRID)
+    sd = np.sqrt(occupied * power * (1 - power) + (cols - occupied) * P_GRID * (1 - P_GRID)) / (1 - P_GRID)
+    best = np.argmax(gain, axis=1)
+    rows = np.arange(D.shape[0])
+    k_hat = np.maximum(gain[rows, best], 0.0)
+    var_k = sd[rows, best] ** 2
+    m = l * D[:, 0]
+    pi = (1 - 1 / L) ** m
+    hash_var = np.maximum(L * (L - 1) * (1 - 2 / L) ** m + L * pi - (L * pi) ** 2, 0.0)
+    empty_hat = np.maximum(cols - k_hat, 0.5) * L / cols
+    visible = np.log(empty_hat / L) / (l * math.log1p(-1 / L))
+    slope = 1 / (empty_hat * l * -math.log1p(-1 / L))
+    se_v = slope * np.sqrt(var_k * (L / cols) ** 2 + hash_var)
+    # inverse Simpson index: Σ_v f_v² = n²/D, S₂ = l Σ f² + (n² − Σ f²) l²/L
+    squares = n * n / D[:, 0]
+    s2 = l * squares + (n * n - squares) * l * l / L
+    v0 = n * q * (1 - q) / (p - q) ** 2
+    var_s2 = 4 * v0 * s2 + 2 * L * v0 ** 2 + 2 * (l * squares) ** 2 / L
+    se_s = D[:, 0] * np.sqrt(var_s2) / ((l - l * l / L) * squares)
+    # the estimator's own combination of the two, at their expected values
+    err = np.empty(D.shape[0])
+    for i, truth in enumerate(D[:, 0]):
+        value, se, _ = combine(float(visible[i]), float(se_v[i]), float(truth), float(se_s[i]))
+        err[i] = math.hypot(value - truth, se) / truth
+    return np.minimum(math.sqrt(2 / math.pi) * err, (n - D[:, 0]) / D[:, 0] + 1)
+
+
+def _configurations(Ls, ls, perturbations):
+    return [(L, l, pert) for L in Ls for l in ls if l <= L for pert in perturbations]
+
+
+def _default_Ls(low, high):
+    """Powers of two from low/4 to 16·high (at least 16, at most 2^16): the loads D/L at which
+    the fill ratio can be inverted."""
+    return [2 ** k for k in range(4, 17) if low / 4 <= 2 ** k <= 16 * high] or [16]
+
+
+def _analytic(n, epsilon, grid, configs, columns_of):
+    scores = []
+    for L, l, pert in configs:
+        mech = BFRRCE(epsilon=epsilon, L=L, l=l, perturbation=pert)
+        scores.append(float(np.mean(predicted_aare(n, grid, mech.p, mech.q, L, l, columns_of(L, l)))))
+    return np.array(scores)
+
+
+def _trial_scores(n, epsilon, grid, configs, candidates, objective, seed, trials, start):
+    """Per-trial scores (configs × trials): mean over the grid of the objective."""
+    out = np.empty((len(configs), trials))
+    for t in range(trials):
+        total = np.zeros(len(configs))
+        for g, D in enumerate(grid):
+            rng = np.random.default_rng([seed, g, start + t])
+            per_value = np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
+            drawn = candidates is not None and D <= len(candidates)
+            if drawn:
+                values = np.asarray(candidates)[rng.choice(len(candidates), size=D, replace=False)]
+            state = rng.bit_generator.state
+            for c, (L, l, pert) in enumerate(configs):
+                rng.bit_generator.state = state                  # common random numbers
+                mech = BFRRCE(epsilon=epsilon, L=L, l=l, perturbation=pert)
+                if drawn:
+                    agg = mech.simulate(values, counts=per_value, rng=rng)
+                else:        # random values hash to uniform positions: draw those, not the values
+                    t_users = mech.bloom.column_counts(rng.integers(0, L, (D, l)), per_value)
+                    agg = ColumnSums(mech, simulate_column_sums(t_users, n, mech.p, mech.q, rng), n)
+                est = mech.estimate(agg, candidates=candidates if drawn else None)
+                if objective == "width":
+                    lo, hi = est.interval
+                    total[c] += math.log(max(hi, 1.0) / max(lo, 1.0))
+                else:
+                    total[c] += abs(est.value - D) / D
+        out[:, t] = total / len(grid)
+    return out
+
+
+def suggest_parameters(n: int, epsilon: float, cardinality_range: tuple, candidates=None, *,
+                       objective: str = "width", method: str | None = None, Ls=None, ls=(1, 2, 3),
+                       perturbations=PERTURBATIONS, trials: int = 10, max_trials: int = 100,
+                       screen: int = 6, rng: int = 0) -> Suggestion:
+    """Suggest (L, l, perturbation) for the narrowest interval or the lowest AARE.
 
     Parameters
     ----------
@@ -46,51 +253,117 @@ def suggest_parameters(n, epsilon, cardinality_range, candidates=None, *, Ls=Non
     epsilon : float
         User-level budget.
     cardinality_range : (int, int)
-        Smallest and largest plausible number of distinct values.
+        Smallest and largest plausible number of distinct values (1..n if nothing is known).
     candidates : sequence, optional
-        The candidate domain; when given, the "corrected" estimator is simulated with it.
+        The candidate domain: the columns it touches are the ones the visible count looks at,
+        and the simulation draws the values from it.
+    objective : {"width", "aare"}
+        Minimise the expected ln(upper/lower) of the bounds, or the AARE of ``value``.
+    method : {"analytic", "simulate"}, optional
+        Default: "analytic" for "aare", "simulate" for "width" (which has no analytic model).
+    Ls, ls, perturbations : sequences, optional
+        Configurations to consider (default L: powers of two from low/4 to 16·high).
+    trials, max_trials : int
+        Simulated trials per round and in all, per value of D.
+    screen : int
+        Configurations simulated: the best of the analytic ranking.
+    rng : int
+        Seed of the simulation.
+
+    Returns
+    -------
+    Suggestion
+
+    Raises
+    ------
+    LDPValueError
+        A range outside 1..n or reversed, an unknown objective or method, "analytic" with
+        "width".
+
+    References
+    ----------
+    Whang, Vander-Zanden, Taylor, "A linear-time probabilistic counting algorithm for database
+    applications", ACM TODS 1990 (the fill-ratio inversion and its variance).
     """
     n = check_int(n, "n", 1)
     epsilon = check_epsilon(epsilon)
     lo, hi = (check_int(c, "cardinality_range", 1, n) for c in cardinality_range)
     if lo > hi:
         raise LDPValueError(f"cardinality_range must be (low, high) with low <= high, got {cardinality_range}")
-    if Ls is None:      # fill-ratio inversion works at loads D/L between about 1/16 and 4
-        Ls = [2 ** k for k in range(4, 17) if hi / 4 <= 2 ** k <= 16 * hi] or [16]
-    gen = np.random.default_rng(rng)
-    pool = np.arange(len(candidates)) if candidates is not None else None
-    table = []
-    for L in Ls:
-        for l in ls:
-            if l > L:
-                continue
-            for pert in perturbations:
-                mech = BFRRCE(epsilon=epsilon, L=L, l=l, perturbation=pert)
-                errors = []
-                for D in sorted({lo, hi}):
-                    per_value = np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
-                    rel = []
-                    for _ in range(trials):
-                        if pool is not None:
-                            idx = gen.choice(len(candidates), size=min(D, len(candidates)), replace=False)
-                            values = [candidates[i] for i in idx]
-                        else:
-                            values = gen.integers(0, 2 ** 62, D)
-                        agg = mech.simulate(values, rng=gen, counts=per_value[:len(values)])
-                        est = mech.estimate(agg, candidates=candidates)
-                        rel.append(abs(est.value - D) / D)
-                    errors.append(float(np.mean(rel)))
-                table.append({"L": L, "l": l, "perturbation": pert, "aare": max(errors)})
-    best = min(table, key=lambda row: row["aare"])
+    if objective not in OBJECTIVES:
+        raise LDPValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    method = method or ("analytic" if objective == "aare" else "simulate")
+    if method not in METHODS:
+        raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "analytic" and objective != "aare":
+        raise LDPValueError("the analytic score exists for objective='aare' only")
+    trials, max_trials = check_int(trials, "trials", 1), check_int(max_trials, "max_trials", 1)
+    Ls = tuple(Ls) if Ls is not None else tuple(_default_Ls(lo, hi))
+    count = None if candidates is None else len(candidates)
+    args = (n, float(epsilon), lo, hi, count, objective, method, Ls, tuple(ls), tuple(perturbations),
+            trials, max_trials, screen, rng)
+    if method == "analytic" or candidates is None:        # the analytic score needs only the count
+        return _cached(*args)
+    return _suggest(*args, candidates=candidates)
+
+
+@lru_cache(maxsize=256)
+def _cached(*args):
+    return _suggest(*args)
+
+
+def _suggest(n, epsilon, lo, hi, count, objective, method, Ls, ls, perturbations, trials,
+             max_trials, screen, rng, candidates=None):
+    grid = cardinality_grid(lo, hi)
+    configs = _configurations(Ls, ls, perturbations)
+    if count is not None:
+        columns_of = lambda L, l: L * (1 - (1 - 1 / L) ** (l * count))      # noqa: E731
+    else:
+        columns_of = lambda L, l: None                                     # noqa: E731
+    analytic = _analytic(n, epsilon, grid, configs, columns_of)
+    order = np.argsort(analytic, kind="stable")
+    if method == "analytic":
+        table = [dict(zip(("L", "l", "perturbation"), configs[i]), score=float(analytic[i])) for i in order]
+        best, second = table[0], table[1] if len(table) > 1 else table[0]
+        confidence, done = math.nan, 0
+    else:
+        kept = [configs[i] for i in order[:max(screen, 1)]]
+        runs = np.empty((len(kept), 0))
+        while True:
+            runs = np.hstack([runs, _trial_scores(n, epsilon, grid, kept, candidates, objective, rng,
+                                                  trials, runs.shape[1])])
+            mean = runs.mean(axis=1)
+            lead = int(np.argmin(mean))
+            diff = runs - runs[lead]
+            se = diff.std(axis=1, ddof=1) / math.sqrt(runs.shape[1]) if runs.shape[1] > 1 else np.full(len(kept), np.inf)
+            z = np.where(np.arange(len(kept)) == lead, np.inf, diff.mean(axis=1) / np.maximum(se, 1e-300))
+            if np.all(z > 2) or runs.shape[1] + trials > max_trials:
+                break
+        sort = np.argsort(mean, kind="stable")
+        se_mean = runs.std(axis=1, ddof=1) / math.sqrt(runs.shape[1])
+        table = [dict(zip(("L", "l", "perturbation"), kept[i]), score=float(mean[i]),
+                      std_error=float(se_mean[i]), z_vs_best=float(z[i])) for i in sort]
+        best, second = table[0], table[1] if len(table) > 1 else table[0]
+        confidence = float(stats.norm.cdf(second.get("z_vs_best", np.inf))) if len(table) > 1 else 1.0
+        done = runs.shape[1]
+    margin = (second["score"] - best["score"]) / best["score"] if best["score"] > 0 else 0.0
     mech = BFRRCE(epsilon=epsilon, L=best["L"], l=best["l"], perturbation=best["perturbation"])
     limit = mech.detection_limit(n)
-    by_l = {l: min(r["aare"] for r in table if r["l"] == l) for l in ls}
-    lines = [f"L={best['L']}, l={best['l']}, perturbation={best['perturbation']}: predicted worst AARE "
-             f"{best['aare']:.3f} for {lo}..{hi} distinct values among n={n} at ε={epsilon}.",
-             "best AARE by number of hashes: " + ", ".join(f"l={l}: {a:.3f}" for l, a in by_l.items()),
-             f"values held by fewer than {limit[0.5]:,.0f} users (50% detection) are invisible."]
+    what = "ln(upper/lower) of the bounds" if objective == "width" else "AARE of the estimate"
+    how = ("analytic model" if method == "analytic" else
+           f"simulation, {done} paired trials per D, the {len(table)} best of the analytic ranking")
+    by_l = {l: min(r["score"] for r in table if r["l"] == l) for l in ls if any(r["l"] == l for r in table)}
+    lines = [f"L={best['L']}, l={best['l']}, perturbation={best['perturbation']}: smallest {what} "
+             f"({best['score']:.3g}, mean over D = {', '.join(map(str, grid))}; "
+             f"n={n:,}, ε={epsilon:g}; {how}).",
+             f"runner-up L={second['L']}, l={second['l']}, {second['perturbation']}: {second['score']:.3g} "
+             f"({100 * margin:.1f}% worse)" + (
+                 "; a model: method='simulate' measures the choice" if method == "analytic" else
+                 f"; probability that the choice is right {confidence:.3f}") + ".",
+             "best score by number of hashes: " + ", ".join(f"l={l}: {s:.3g}" for l, s in by_l.items()),
+             f"values held by fewer than {limit[0.5]:,.0f} users are detected with probability < 50%."]
     if n / hi < limit[0.5]:
-        lines.append(f"warning: with {hi} equally frequent values each has {n / hi:,.0f} users, "
-                     "below the detection limit: the count will be underestimated.")
-    return Suggestion(best["L"], best["l"], best["perturbation"], best["aare"], limit, table,
-                      "\n".join(lines))
+        lines.append(f"with {hi:,} equally frequent values each has {n / hi:,.0f} users, below that "
+                     "limit: the bounds will be wide there.")
+    return Suggestion(best["L"], best["l"], best["perturbation"], objective, method, best["score"],
+                      confidence, margin, done, tuple(int(d) for d in grid), limit, table, "\n".join(lines))

@@ -21,7 +21,7 @@ import numpy as np
 from protocols.errors import LDPError
 
 from .datasets import load as load_dataset
-from .evaluation import METHODS, evaluate, format_table, write_outputs
+from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
 from .io.formats import dump_column_sums, dump_reports, load_column_sums
 from .io.stream import aggregate_files
 from .io.values import read_values
@@ -50,19 +50,37 @@ def _floats(text):
 def _parser():
     ap = _Parser(prog="python -m bfrrce", description="Distinct counting under local differential privacy.")
     sub = ap.add_subparsers(dest="command", required=True)
-    ev = sub.add_parser("evaluate", help="AARE of the estimators across ε on a dataset")
+    ev = sub.add_parser(
+        "evaluate", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="AARE, bounds and coverage of the estimators across ε on a dataset",
+        description="AARE (mean |estimate - D|/D over simulated collections), the median 95%% bounds "
+                    "and their coverage of the true D, for each method and ε. corrected and fill take "
+                    "L, l and the perturbation from suggest_parameters for the data's n and each ε, "
+                    "given only that D lies in 1..n; paper is the paper's threshold baseline with its "
+                    "own L, l and membership rule.",
+        epilog="membership rules of the paper method (--threshold):\n" + "\n".join(
+            f"  {name:5} {text}" for name, text in THRESHOLDS.items()) +
+        "\n\n--paper: the paper's experiment: synthetic-1 and synthetic-2, per-bit ε 0.1, 0.2, ..., 1.0 "
+        "(RR_P = e^ε/(1+e^ε)),\n  the paper method with each rule given, and the package's corrected "
+        "estimator at the same user-level ε = 2l·ε.")
     ev.add_argument("--dataset", default="synthetic-1", help="synthetic-1, synthetic-2, bitcoin or a file")
     ev.add_argument("--column", help="column of a CSV/TSV/Parquet file")
-    ev.add_argument("--epsilons", type=_floats, default=[0.5, 1, 2, 4, 8])
+    ev.add_argument("--paper", action="store_true", help="reproduce the paper's experiment (see below)")
+    ev.add_argument("--epsilons", type=_floats,
+                    help="user-level ε (default 0.5,1,2,4,8); with --paper the per-bit ε (default 0.1,...,1.0)")
     ev.add_argument("--trials", type=int, default=50)
-    ev.add_argument("--methods", default="paper,corrected,fill",
-                    help="comma-separated: paper, paper-perbit, corrected, fill")
-    ev.add_argument("--L", type=int, default=1024)
-    ev.add_argument("--l", type=int, default=1, help="hashes for corrected and fill")
-    ev.add_argument("--paper-l", type=int, default=3, help="hashes for the paper methods")
+    ev.add_argument("--methods", help=f"comma-separated of {', '.join(METHODS)} (default: all; --paper: "
+                    "paper,corrected)")
+    ev.add_argument("--threshold", default="z95",
+                    help=f"membership rules of the paper method, comma-separated of {', '.join(THRESHOLDS)} "
+                         "(default z95)")
+    ev.add_argument("--paper-L", type=int, default=1024, help="bits of the paper method's filter (default 1024)")
+    ev.add_argument("--paper-l", type=int, default=1, help="hashes of the paper method (default 1)")
     ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument("--out", help="folder for results.csv, results.json and aare.png")
-    ev.add_argument("--simulate", choices=("exact", "binomial"), default="binomial")
+    ev.add_argument("--out", help="folder for results.csv, results.json and the figure")
+    ev.add_argument("--html", action="store_true", help="with --out: also report.html, one self-contained page")
+    ev.add_argument("--simulate", choices=("exact", "binomial"), default="binomial",
+                    help="binomial: column sums drawn exactly in distribution (default); exact: every report")
     ev.add_argument("--bitcoin-path", help="block folder or export for --dataset bitcoin")
     es = sub.add_parser("estimate", help="privatize every row of a file as its user would, then estimate")
     es.add_argument("file", help="values (CSV, TSV, Parquet, text), or column sums with --aggregate")
@@ -86,43 +104,60 @@ def _parser():
 
 
 def _evaluate(args, out):
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    names = ["synthetic-1", "synthetic-2"] if args.paper else [args.dataset]
+    methods = [m.strip() for m in (args.methods or ("paper,corrected" if args.paper else ",".join(METHODS))).split(",")
+               if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise CLIError(f"unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}")
+    rules = [r.strip() for r in args.threshold.split(",") if r.strip()]
+    unknown = [r for r in rules if r not in THRESHOLDS]
+    if unknown or not rules:
+        raise CLIError(f"unknown threshold rule {(unknown or [''])[0]!r}: choose from {', '.join(THRESHOLDS)}")
+    epsilons = args.epsilons or ([round(0.1 * k, 1) for k in range(1, 11)] if args.paper else [0.5, 1, 2, 4, 8])
     options = {}
     if args.dataset == "bitcoin" and args.bitcoin_path:
         options["path"] = args.bitcoin_path
     if args.column:
         options["column"] = args.column
-    try:
-        data = load_dataset(args.dataset, **options)
-    except FileNotFoundError as exc:
-        raise CLIError(str(exc)) from None
-    candidates = data.candidates
-    if candidates is None and any(m != "fill" for m in methods):
-        candidates = np.unique(data.values)           # oracle domain: the distinct values themselves
-        domain_note = "candidates: the true distinct values (an oracle domain, favourable to candidate methods)"
-    else:
-        domain_note = "candidates: the dataset's domain" if candidates is not None else ""
+    rows, notes = [], []
     start = time.perf_counter()
-    rows = evaluate(data.values, args.epsilons, methods, args.trials, args.L, args.l, args.paper_l,
-                    args.seed, args.simulate, candidates, data.name)
+    for name in names:
+        try:
+            data = load_dataset(name, **options)
+        except FileNotFoundError as exc:
+            raise CLIError(str(exc)) from None
+        notes.append(f"{data.name}: {data.description}" + ("" if data.candidates is not None else
+                     "; no candidate domain, so only fill runs"))
+        rows += evaluate(data.values, epsilons, methods, args.trials, per_bit=args.paper, paper_L=args.paper_L,
+                         paper_l=args.paper_l, thresholds=rules, seed=args.seed, simulate=args.simulate,
+                         candidates=data.candidates, name=data.name)
     elapsed = time.perf_counter() - start
-    title = (f"{data.name}: n={data.n:,}, D={data.cardinality:,}; L={args.L}, l={args.l}, "
-             f"paper l={args.paper_l}; {args.trials} trials, seed {args.seed}, {args.simulate}")
+    if args.paper:
+        title = (f"The paper's experiment: AARE against the per-bit ε; paper method: L={args.paper_L}, "
+                 f"l={args.paper_l}, symmetric, rule {', '.join(rules)}")
+    else:
+        title = f"{names[0]}: AARE, bounds and coverage across ε"
+    notes.append(f"paper: the paper's threshold estimator, symmetric perturbation, L={args.paper_L}, "
+                 f"l={args.paper_l}; " + "; ".join(f"rule {r}: {THRESHOLDS[r]}" for r in rules))
+    notes.append("corrected, fill: L, l and the perturbation from suggest_parameters for the data's n and "
+                 "each ε, given only 1 <= D <= n" + (" (at the user-level ε = 2l·ε per bit)" if args.paper else ""))
+    notes.append(f"{args.trials} trials a row, seed {args.seed}, {args.simulate} simulation")
     print(title, file=out)
-    print(data.description + (f"; {domain_note}" if domain_note else ""), file=out)
-    print(format_table(rows), file=out)
-    print("f50: users a value needs to be detected with probability 1/2; 'D above f50' is the "
-          "number of distinct values at or above it, the estimable target (docs/estimation.md).", file=out)
+    for note in notes:
+        print(note, file=out)
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        print(f"\n{name}", file=out)
+        print(format_table([r for r in rows if r["dataset"] == name]), file=out)
+    print(LEGEND, file=out)
     print(f"wall time {elapsed:.1f} s", file=out)
     if args.out:
-        written = write_outputs(rows, args.out, title)
+        figure = "aare-paper.png" if args.paper else f"aare-{names[0]}.png"
+        written = write_outputs(rows, args.out, title, notes, args.html, figure)
         for path in written:
             print(f"wrote {path}", file=out)
         if not any(str(path).endswith(".png") for path in written):
-            print("no plot: matplotlib is not installed (pip install 'bfrrce[plot]')", file=out)
+            print("no figure: matplotlib is not installed (pip install 'bfrrce[plot]')", file=out)
 
 
 def _mechanism(args):

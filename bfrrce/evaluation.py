@@ -1,135 +1,364 @@
-"""Evaluation of the estimators across ε: AARE tables, CSV/JSON output and plots.
+"""Evaluation of the estimators across ε: AARE, bounds and coverage; text, CSV, JSON, figures, HTML.
 
-AARE (average absolute relative error) = mean over trials of |D̂ − D| / D. Each trial of each
-(ε, method) draws from its own stream ``numpy.random.default_rng([seed, i_ε, i_method, trial])``,
-so a table is reproducible from its seed. ``simulate="binomial"`` draws the column sums exactly
-in distribution (:meth:`BFRRCE.simulate`); ``"exact"`` privatizes every report.
+AARE (average absolute relative error) = mean over trials of |D̂ − D|/D. Beside it each row gives
+the median lower and upper confidence bounds of the trials and their coverage, the share of
+trials with lower <= D <= upper. Each trial of each (ε, method) draws from its own stream
+``numpy.random.default_rng([seed, i_ε, i_method, trial])``, so a table is reproducible from its
+seed. ``simulate="binomial"`` draws the column sums exactly in distribution from the users per
+column t_j, computed once per (L, l, seed) from the distinct values and their multiplicities;
+``"exact"`` privatizes every report.
 
-Methods: ``paper`` (symmetric perturbation, l = ``paper_l`` hashes, the paper's threshold
-estimator over the candidates), ``paper-perbit`` (the same, with the table's ε spent *per bit*
-as in the paper; the true user-level ε = 2l·ε is reported beside it), ``corrected`` and
-``fill`` (optimized perturbation, ``l`` hashes). Candidate methods need a candidate domain.
+Methods
+-------
+``corrected`` (candidates) and ``fill`` (no domain)
+    The package's estimators, with L, l and the perturbation from :func:`suggest_parameters`
+    for the n of the data and each ε, given only that D lies in 1..n (never the truth).
+``paper``
+    The paper's baseline (Bloom filter, symmetric per-bit randomized response, threshold t̂_j
+    into a filter B″, count the candidates whose l bits are set) with its own L and l and a
+    membership rule of :data:`THRESHOLDS`.
+
+With ``per_bit=True`` (the paper's experiment) the ε of the table are the paper's per-bit
+budgets ε_b (RR_P = e^{ε_b}/(1 + e^{ε_b})); the paper's method runs at them, and the package's
+methods at the user-level ε = 2l·ε_b that they amount to (l the paper's hashes), so that the
+reproduction and the honest answer at the same privacy sit side by side.
 """
 
 from __future__ import annotations
 
+import base64
 import csv
+import html
 import json
 import math
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
 from protocols.errors import LDPValueError, PrivacyWarning
+from protocols.ue import simulate_column_sums
 
+from .advice import suggest_parameters
+from .estimation import estimate_cardinality
 from .io.stream import progress_bar
 from .mechanism import BFRRCE
+from .sums import ColumnSums
 
-METHODS = ("paper", "paper-perbit", "corrected", "fill")
-COLUMNS = ("dataset", "epsilon", "user_epsilon", "method", "L", "l", "trials", "aare", "aare_se",
-           "mean_estimate", "truth", "detection_limit", "above_limit")
+METHODS = ("corrected", "fill", "paper")
+CANDIDATE_METHODS = ("corrected", "paper")
+THRESHOLDS = {
+    "z95": "a bit is set when t̂_j > z₀.₉₅·σ₀ (σ₀ the standard deviation of t̂_j on an empty "
+           "column): 5% of empty columns pass at every ε",
+    "half": "a bit is set when t̂_j > 0.5 user: about half of the empty columns pass at every ε",
+    "zero": "a bit is set when t̂_j > 0: half of the empty columns pass at every ε",
+}
+COLUMNS = ("dataset", "epsilon", "per_bit_epsilon", "method", "threshold", "L", "l", "perturbation",
+           "trials", "aare", "aare_se", "mean_estimate", "median_lower", "median_upper", "coverage",
+           "truth", "n", "detection_limit")
+LEGEND = ("AARE: mean |estimate − true D|/D over the trials (± its standard error); lower, upper: "
+          "medians of the 95% bounds on D; covered: share of trials with lower <= D <= upper; "
+          "seen at: users a value needs to be detected with probability 1/2.")
 
 
 def aare(estimates, truth):
-    """Mean |estimate − truth| / truth and its standard error over trials."""
+    """Mean |estimate − truth|/truth and its standard error over trials."""
     rel = np.abs(np.asarray(estimates, dtype=float) - truth) / truth
     se = rel.std(ddof=1) / math.sqrt(rel.size) if rel.size > 1 else float("nan")
     return float(rel.mean()), float(se)
 
 
-def mechanism_for(method, epsilon, L, l, paper_l):
-    """The BFRRCE configuration and estimator name behind an evaluation method."""
-    if method == "paper":
-        return BFRRCE(epsilon=epsilon, L=L, l=paper_l, perturbation="symmetric"), "paper"
-    if method == "paper-perbit":
+def threshold_users(rule, mech, n):
+    """The paper's membership threshold on t̂_j, in users, for a rule of :data:`THRESHOLDS`."""
+    if rule == "z95":
+        return float(stats.norm.isf(0.05) * math.sqrt(mech.null_variance(n)))
+    if rule == "half":
+        return 0.5
+    if rule == "zero":
+        return 0.0
+    raise LDPValueError(f"unknown threshold rule {rule!r}: choose from {', '.join(THRESHOLDS)}")
+
+
+def paper_mechanism(epsilon, L, l, per_bit):
+    """The paper's configuration: symmetric perturbation at user-level ε or per-bit ε_b."""
+    if per_bit:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)
-            return BFRRCE(per_bit_epsilon=epsilon, L=L, l=paper_l), "paper"
-    if method in ("corrected", "fill"):
-        return BFRRCE(epsilon=epsilon, L=L, l=l), method
-    raise LDPValueError(f"unknown method {method!r}: choose from {METHODS}")
+            return BFRRCE(per_bit_epsilon=epsilon, L=L, l=l)
+    return BFRRCE(epsilon=epsilon, L=L, l=l, perturbation="symmetric")
 
 
-def evaluate(values, epsilons, methods=("paper", "corrected", "fill"), trials=50, L=1024, l=1,
-             paper_l=3, seed=0, simulate="binomial", candidates=None, name="data", progress=True):
-    """AARE of each method at each ε on ``values``; returns a list of row dicts (:data:`COLUMNS`)."""
+@dataclass
+class _Data:
+    """Distinct values with their user counts, and the hashing cached per (L, l, seed)."""
+
+    distinct: np.ndarray
+    counts: np.ndarray
+    candidates: object
+
+    def __post_init__(self):
+        self.n = int(self.counts.sum())
+        self._columns, self._candidates = {}, {}
+
+    def users_per_column(self, mech):
+        key = (mech.L, mech.l, mech.seed)
+        if key not in self._columns:
+            self._columns[key] = mech.bloom.column_counts(mech.bloom.positions(self.distinct), self.counts)
+        return self._columns[key]
+
+    def candidate_positions(self, mech):
+        key = (mech.L, mech.l, mech.seed)
+        if key not in self._candidates:
+            pos = mech.bloom.positions(self.candidates)
+            self._candidates[key] = dict(positions=pos, multiplicity=mech.bloom.column_counts(pos))
+        return self._candidates[key]
+
+
+def _estimate(mech, agg, method, data, threshold):
+    """``mech.estimate(agg, data.candidates, method, threshold=...)`` with the candidates hashed
+    once per (L, l, seed) instead of once per call."""
+    options = data.candidate_positions(mech) if method in CANDIDATE_METHODS else {}
+    return estimate_cardinality(mech.debias(agg), method=method, counts=agg.counts, p=mech.p, q=mech.q,
+                                L=mech.L, l=mech.l, unit=mech.unit, confidence=0.95,
+                                parameters=mech.parameters, threshold=threshold, **options)
+
+
+def _runs(methods, thresholds):
+    return [(m, rule) for m in methods for rule in (thresholds if m == "paper" else (None,))]
+
+
+def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, paper_L=1024, paper_l=1,
+             thresholds=("z95",), seed=0, simulate="binomial", candidates=None, name="data",
+             progress=True):
+    """AARE, bounds and coverage of each method at each ε on ``values``.
+
+    Parameters
+    ----------
+    values : array_like
+        One value per user.
+    epsilons : sequence of float
+        User-level ε, or the paper's per-bit ε_b with ``per_bit=True``.
+    methods : sequence of {"corrected", "fill", "paper"}
+        Candidate methods ("corrected", "paper") are skipped without ``candidates``.
+    trials : int
+        Simulated collections per row.
+    per_bit : bool
+        The paper's experiment (module docstring).
+    paper_L, paper_l : int
+        The paper method's filter.
+    thresholds : sequence of str
+        Membership rules of the paper method (:data:`THRESHOLDS`), one row each.
+    seed : int
+    simulate : {"binomial", "exact"}
+    candidates : sequence, optional
+        The candidate domain.
+    name : str
+    progress : bool
+        A progress bar on stderr (cleared when done).
+
+    Returns
+    -------
+    list of dict
+        One row per ε and method (and rule), keys :data:`COLUMNS`.
+
+    Raises
+    ------
+    LDPValueError
+        Unknown simulation, method or rule; trials < 1; no method applies.
+    """
     if simulate not in ("binomial", "exact"):
         raise LDPValueError(f"simulate must be 'binomial' or 'exact', got {simulate!r}")
     if trials < 1:
         raise LDPValueError(f"trials must be >= 1, got {trials}")
-    distinct, counts = np.unique(np.asarray(values), return_counts=True)
-    truth, n = len(distinct), int(counts.sum())
-    methods = [m for m in methods if candidates is not None or m not in ("paper", "paper-perbit", "corrected")]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise LDPValueError(f"unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}")
+    for rule in thresholds:
+        if rule not in THRESHOLDS:
+            raise LDPValueError(f"unknown threshold rule {rule!r}: choose from {', '.join(THRESHOLDS)}")
+    methods = [m for m in methods if candidates is not None or m not in CANDIDATE_METHODS]
     if not methods:
         raise LDPValueError("no method applies: candidate methods need a candidate domain")
-    bar = progress_bar(len(epsilons) * len(methods) * trials, "trial") if progress else None
+    values = np.asarray(values)
+    distinct, counts = np.unique(values, return_counts=True)
+    data = _Data(distinct, counts, candidates)
+    truth, n = len(distinct), data.n
+    runs = _runs(methods, thresholds)
+    bar = progress_bar(len(epsilons) * len(runs) * trials, "trial") if progress else None
     rows = []
-    for i, eps in enumerate(epsilons):
-        for j, method in enumerate(methods):
-            mech, estimator = mechanism_for(method, eps, L, l, paper_l)
-            estimates = []
-            for t in range(trials):
-                rng = np.random.default_rng([seed, i, j, t])
-                if simulate == "binomial":
-                    agg = mech.simulate(distinct, rng=rng, counts=counts)
+    try:
+        for i, eps in enumerate(epsilons):
+            user_eps = 2 * paper_l * eps if per_bit else eps
+            advice = suggest_parameters(n, user_eps, (1, n), candidates, objective="aare")
+            for j, (method, rule) in enumerate(runs):
+                if method == "paper":
+                    mech = paper_mechanism(eps, paper_L, paper_l, per_bit)
+                    threshold = threshold_users(rule, mech, n)
                 else:
-                    agg = mech.aggregate(mech.privatize(np.asarray(values), rng=rng))
-                estimates.append(mech.estimate(agg, candidates=candidates, method=estimator).value)
-                if bar is not None:
-                    bar.update()
-            limit = mech.detection_limit(n)[0.5]
-            err, se = aare(estimates, truth)
-            rows.append({"dataset": name, "epsilon": eps, "user_epsilon": round(mech.epsilon, 6),
-                         "method": method, "L": mech.L, "l": mech.l, "trials": trials, "aare": err,
-                         "aare_se": se, "mean_estimate": float(np.mean(estimates)), "truth": truth,
-                         "detection_limit": limit, "above_limit": int(np.sum(counts >= limit))})
-    if bar is not None:
-        bar.close()
+                    mech, threshold = BFRRCE(epsilon=user_eps, **advice.parameters), 0.5
+                t_users = data.users_per_column(mech) if simulate == "binomial" else None
+                est, lower, upper = (np.empty(trials) for _ in range(3))
+                for t in range(trials):
+                    rng = np.random.default_rng([seed, i, j, t])
+                    if t_users is not None:
+                        agg = ColumnSums(mech, simulate_column_sums(t_users, n, mech.p, mech.q, rng), n)
+                    else:
+                        agg = mech.aggregate(mech.privatize(values, rng=rng))
+                    e = _estimate(mech, agg, method, data, threshold)
+                    est[t], (lower[t], upper[t]) = e.value, e.interval
+                    if bar is not None:
+                        bar.update()
+                err, se = aare(est, truth)
+                rows.append({"dataset": name, "epsilon": round(float(mech.epsilon), 6),
+                             "per_bit_epsilon": eps if per_bit and method == "paper" else None,
+                             "method": method, "threshold": rule, "L": mech.L, "l": mech.l,
+                             "perturbation": mech.perturbation, "trials": trials, "aare": err,
+                             "aare_se": se, "mean_estimate": float(est.mean()),
+                             "median_lower": float(np.median(lower)), "median_upper": float(np.median(upper)),
+                             "coverage": float(np.mean((lower <= truth) & (truth <= upper))),
+                             "truth": truth, "n": n, "detection_limit": mech.detection_limit(n)[0.5]})
+    finally:
+        if bar is not None:
+            bar.close()
     return rows
 
 
+def _num(x, digits=0):
+    if x is None:
+        return ""
+    if isinstance(x, float) and math.isinf(x):
+        return "∞"
+    return f"{x:,.{digits}f}"
+
+
+TABLE = (  # header, width, cell
+    ("ε (user)", 8, lambda r: f"{r['epsilon']:g}"),
+    ("ε per bit", 9, lambda r: "" if r["per_bit_epsilon"] is None else f"{r['per_bit_epsilon']:g}"),
+    ("method", 14, lambda r: r["method"] + (f" ({r['threshold']})" if r["threshold"] else "")),
+    ("L", 6, lambda r: str(r["L"])),
+    ("l", 2, lambda r: str(r["l"])),
+    ("perturbation", 12, lambda r: r["perturbation"]),
+    ("AARE", 6, lambda r: f"{r['aare']:.3f}"),
+    ("± se", 6, lambda r: f"{r['aare_se']:.3f}"),
+    ("mean estimate", 13, lambda r: _num(r["mean_estimate"], 1)),
+    ("lower", 7, lambda r: _num(r["median_lower"])),
+    ("upper", 7, lambda r: _num(r["median_upper"])),
+    ("covered", 7, lambda r: f"{r['coverage']:.2f}"),
+    ("true D", 7, lambda r: _num(r["truth"])),
+    ("seen at", 7, lambda r: _num(r["detection_limit"])),
+)
+
+
+def _table_columns(rows):
+    per_bit = any(r["per_bit_epsilon"] is not None for r in rows)
+    return [c for c in TABLE if per_bit or c[0] != "ε per bit"]
+
+
 def format_table(rows):
-    """The rows as an aligned text table."""
-    head = (f"{'eps':>5} {'user eps':>8} {'method':13} {'L':>5} {'l':>2} {'AARE':>8} {'±se':>7} "
-            f"{'mean D̂':>10} {'true D':>7} {'f50':>8} {'D above f50':>11}")
-    lines = [head]
+    """The rows as an aligned text table (the per-bit ε column only in the paper's mode)."""
+    cols = _table_columns(rows)
+    lines = [" ".join(f"{h:>{w}}" if i else f"{h:<{w}}" for i, (h, w, _) in enumerate(cols))]
     for r in rows:
-        lines.append(f"{r['epsilon']:5g} {r['user_epsilon']:8.3g} {r['method']:13} {r['L']:5d} {r['l']:2d} "
-                     f"{r['aare']:8.3f} {r['aare_se']:7.3f} {r['mean_estimate']:10.1f} {r['truth']:7d} "
-                     f"{r['detection_limit']:8.0f} {r['above_limit']:11d}")
+        lines.append(" ".join(f"{cell(r):>{w}}" if i else f"{cell(r):<{w}}"
+                              for i, (_, w, cell) in enumerate(cols)))
     return "\n".join(lines)
 
 
-def write_outputs(rows, out, title):
-    """results.csv, results.json and aare.png (if matplotlib is installed) in folder ``out``."""
+def _pyplot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def _label(r, datasets):
+    what = r["method"] + (f", t̂ rule {r['threshold']}" if r["threshold"] else "")
+    if r["method"] != "paper" and r["per_bit_epsilon"] is None and any(x["per_bit_epsilon"] for x in datasets):
+        what += " at ε = 2l·ε_b"
+    return f"{r['dataset']}: {what}"
+
+
+def plot(rows, path, title):
+    """AARE against ε, one line per dataset and method (and rule); False without matplotlib.
+
+    In the paper's mode the x axis is the per-bit ε_b (the paper's layout) and the package's
+    methods are drawn dashed at the user-level ε = 2l·ε_b of each ε_b.
+    """
+    plt = _pyplot()
+    if plt is None:
+        return False
+    per_bit = any(r["per_bit_epsilon"] is not None for r in rows)
+    xs = {}
+    if per_bit:      # the package's rows sit at the user ε of a paper row: map back to its ε_b
+        xs = {(r["dataset"], r["epsilon"]): r["per_bit_epsilon"] for r in rows if r["per_bit_epsilon"]}
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for key in dict.fromkeys((r["dataset"], r["method"], r["threshold"]) for r in rows):
+        sub = [r for r in rows if (r["dataset"], r["method"], r["threshold"]) == key]
+        x = [xs.get((r["dataset"], r["epsilon"]), r["epsilon"]) for r in sub]
+        ax.errorbar(x, [r["aare"] for r in sub], yerr=[r["aare_se"] for r in sub], marker="o", ms=4,
+                    capsize=2, linestyle="--" if per_bit and key[1] != "paper" else "-",
+                    label=_label(sub[0], rows))
+    if per_bit:
+        ax.set_xlabel("ε per bit (the paper's ε; user-level ε = 2l·ε)")
+    else:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("ε (user level)")
+    ax.set_ylabel("AARE")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"):
+    """results.csv, results.json, the figure ``figure`` (with matplotlib) and, with
+    ``html_page``, report.html (tables and figure embedded) in folder ``out``; returns the paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "results.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
-    (out / "results.json").write_text(json.dumps({"title": title, "rows": rows}, indent=2))
+    (out / "results.json").write_text(json.dumps({"title": title, "notes": list(notes), "legend": LEGEND,
+                                                  "rows": rows}, indent=2, default=float))
     written = [out / "results.csv", out / "results.json"]
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return written
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for method in dict.fromkeys(r["method"] for r in rows):
-        sub = [r for r in rows if r["method"] == method]
-        ax.errorbar([r["epsilon"] for r in sub], [r["aare"] for r in sub],
-                    yerr=[r["aare_se"] for r in sub], marker="o", capsize=3, label=method)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("ε (as given to each method)")
-    ax.set_ylabel("AARE")
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "aare.png", dpi=120)
-    plt.close(fig)
-    return written + [out / "aare.png"]
+    if plot(rows, out / figure, title):
+        written.append(out / figure)
+    if html_page:
+        (out / "report.html").write_text(render_html(rows, title, notes, [out / figure] if len(written) > 2 else []))
+        written.append(out / "report.html")
+    return written
+
+
+def render_html(rows, title, notes=(), figures=()):
+    """One self-contained HTML page: title, notes, legend, one table per dataset, figures as
+    base64 PNG."""
+    esc = html.escape
+    parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">", f"<title>{esc(title)}</title>",
+             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}</style></head><body>",
+             f"<h1>{esc(title)}</h1>"]
+    parts += [f"<p>{esc(note)}</p>" for note in notes]
+    parts.append(f"<p><em>{esc(LEGEND)}</em></p>")
+    cols = _table_columns(rows)
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        parts.append(f"<h2>{esc(name)}</h2><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h, _, _ in cols) + "</tr>")
+        for r in rows:
+            if r["dataset"] == name:
+                parts.append("<tr>" + "".join(f"<td>{esc(cell(r))}</td>" for _, _, cell in cols) + "</tr>")
+        parts.append("</table>")
+    for path in figures:
+        data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+        parts.append(f"<p><img alt=\"{esc(Path(path).name)}\" src=\"data:image/png;base64,{data}\"></p>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+

@@ -1,5 +1,4 @@
 import io
-import json
 
 import pytest
 
@@ -11,30 +10,6 @@ def run(argv):
     out, err = io.StringIO(), io.StringIO()
     code = main(argv, out=out, err=err)
     return code, out.getvalue(), err.getvalue()
-
-
-def test_evaluate_end_to_end(tmp_path):
-    code, out, err = run(["evaluate", "--trials", "3", "--epsilons", "4,8", "--out", str(tmp_path),
-                          "--methods", "paper,paper-perbit,corrected,fill"])
-    assert code == 0, err
-    header = out.splitlines()[2]
-    for column in ("eps", "user eps", "method", "AARE", "±se", "mean D̂", "true D", "f50", "D above f50"):
-        assert column in header
-    assert "synthetic-1" in out
-    rows = json.loads((tmp_path / "results.json").read_text())["rows"]
-    assert len(rows) == 8
-    perbit = [r for r in rows if r["method"] == "paper-perbit"]
-    assert perbit[0]["user_epsilon"] == pytest.approx(2 * 3 * 4.0)       # 2l·ε per bit
-    assert (tmp_path / "results.csv").read_text().startswith("dataset,epsilon,user_epsilon,method")
-    pytest.importorskip("matplotlib")
-    assert (tmp_path / "aare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_evaluate_is_reproducible():
-    a = run(["evaluate", "--trials", "2", "--epsilons", "2", "--methods", "fill"])[1]
-    b = run(["evaluate", "--trials", "2", "--epsilons", "2", "--methods", "fill"])[1]
-    strip = lambda s: [line for line in s.splitlines() if not line.startswith("wall")]  # noqa: E731
-    assert strip(a) == strip(b)
 
 
 def test_estimate_on_a_file(tmp_path):
