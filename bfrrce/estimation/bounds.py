@@ -31,14 +31,14 @@ from . import moments, occupancy
 TAU_TAILS = (0.2, 0.02, 0.002)         # null tail probabilities of the mass-balance thresholds
 
 
-def lower_bound(counts, t_hat, var_hat, *, n, q, L, l, mass, alpha):
+def lower_bound(counts, t_hat, var_hat, *, n, p, q, L, l, mass, alpha):
     """One-sided lower confidence bound on D at level 1 − α, and its ingredients.
 
     ``mass`` is a lower bound on N (n with one value per user, None if unknown).
     """
     k_lo = occupancy.occupied_columns_lower(counts, n, q, alpha / 4)
     by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 4)
-    s2, se = moments.second_moment(t_hat, var_hat)
+    s2, se = moments.second_moment(t_hat, var_hat, n, p, q)
     s2_hi = s2 + stats.norm.isf(alpha / 2) * se
     by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
     bound = max(1.0 if n >= 1 and mass else 0.0, by_occupancy, by_moment)

@@ -72,12 +72,12 @@ def combine(visible, visible_se, simpson, simpson_se):
     return visible + (simpson - visible) * omega, se, slope
 
 
-def _combined(debiased, visible, visible_se, visible_hash_se, mass, L, l, details):
+def _combined(debiased, visible, visible_se, visible_hash_se, p, q, mass, L, l, details):
     """:func:`combine` on the reports' noise; the collision luck of the hash draw moves V and S
     the same way (more collisions: fewer occupied columns, a larger Σ_j t_j²), so its standard
     errors add linearly, weighted like V and S."""
     simpson, simpson_se, simpson_hash_se = moments.inverse_simpson(
-        debiased.t_hat, debiased.variance, mass, L, l)
+        debiased.t_hat, debiased.variance, debiased.n, p, q, mass, L, l)
     value, se, slope = combine(visible, visible_se, simpson, simpson_se)
     hash_se = (1 - slope) * visible_hash_se + slope * simpson_hash_se
     details.update(inverse_simpson=simpson, inverse_simpson_stderr=math.hypot(simpson_se, simpson_hash_se),
@@ -93,7 +93,7 @@ def estimate_fill(debiased, *, counts, p, q, L, l, mass, positions=None, multipl
     slope = occupancy.values_slope(L - k, L, l)
     hash_se = math.sqrt(occupancy.occupancy_variance(visible, L, l)) * slope
     details = {"occupied_columns": k, "saturated": (L - k) / L < SATURATED_BELOW}
-    return _combined(debiased, visible, k_se * slope, hash_se, mass, L, l, details)
+    return _combined(debiased, visible, k_se * slope, hash_se, p, q, mass, L, l, details)
 
 
 def _present_fraction(empty, m):
@@ -123,7 +123,7 @@ def estimate_corrected(debiased, *, counts, p, q, L, l, mass, positions=None, mu
     slope = 1 / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
     details = {"occupied_columns": k, "columns": int(m.size),
                "saturated": (m.size - k) / m.size < SATURATED_BELOW}
-    return _combined(debiased, n_candidates * x, n_candidates * k_se * slope, 0.0, mass, L, l, details)
+    return _combined(debiased, n_candidates * x, n_candidates * k_se * slope, 0.0, p, q, mass, L, l, details)
 
 
 def estimate_paper(debiased, *, counts, p, q, L, l, mass, positions=None, multiplicity=None,
@@ -168,7 +168,7 @@ def estimate_cardinality(debiased, *, method, counts, p, q, L, l, unit, confiden
         mass_lower = None
         cap = total + stats.norm.isf(alpha / 2) * total_se
         alpha /= 2
-    lower, low = bounds.lower_bound(counts, t_hat, var_hat, n=n, q=q, L=L, l=l, mass=mass_lower,
+    lower, low = bounds.lower_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, mass=mass_lower,
                                     alpha=alpha)
     upper, up = bounds.upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, cap=cap,
                                    alpha=alpha)

@@ -1,6 +1,7 @@
 """The second moment of the column masses and the inverse Simpson index.
 
-E[t̂_j²] = t_j² + Var(t̂_j), and the plug-in variance V̂_j (linear in t̂_j) is unbiased, so
+E[t̂_j²] = t_j² + Var(t̂_j), and the plug-in variance V̂_j at the unclipped t̂_j (linear in t̂_j) is
+unbiased, so
 Σ_j (t̂_j² − V̂_j) is unbiased for S₂ = Σ_j t_j². Every value contributes its f_v² at least
 once, so Σ_v f_v² <= S₂ for any data, and by Cauchy–Schwarz D >= (Σ_v f_v)²/Σ_v f_v²: an upper
 confidence bound on S₂ is a lower confidence bound on D. With random hashing,
@@ -16,14 +17,19 @@ import math
 import numpy as np
 
 
-def second_moment(t_hat, var_hat):
-    """(Ŝ₂, se): Ŝ₂ = Σ_j (t̂_j² − V̂_j), Var(t̂_j²) ≈ 4 t_j² V_j + 2 V_j² (normal t̂_j)."""
-    s2 = float(np.sum(t_hat ** 2 - var_hat))
+def second_moment(t_hat, var_hat, n, p, q):
+    """(Ŝ₂, se): Ŝ₂ = Σ_j (t̂_j² − V̂_j) with V̂_j = [t̂_j(p(1 − p) − q(1 − q)) + n q(1 − q)]/(p − q)²,
+    the variance at the unclipped t̂_j (linear in t̂_j, hence unbiased: a variance clipped at
+    t̂_j >= 0 would bias Ŝ₂ down by about 0.4σ₀ per empty column). The standard error uses the
+    non-negative ``var_hat``: Var(t̂_j²) ≈ 4 t_j² V_j + 2 V_j² (normal t̂_j).
+    """
+    linear = (t_hat * (p * (1 - p) - q * (1 - q)) + n * q * (1 - q)) / (p - q) ** 2
+    s2 = float(np.sum(t_hat ** 2 - linear))
     t2 = np.maximum(t_hat ** 2 - var_hat, 0.0)
     return s2, float(np.sqrt(np.sum(4 * t2 * var_hat + 2 * var_hat ** 2)))
 
 
-def inverse_simpson(t_hat, var_hat, mass, L, l):
+def inverse_simpson(t_hat, var_hat, n, p, q, mass, L, l):
     """Estimate of N²/Σ_v f_v² (collision-corrected) and two standard errors.
 
     Σ_v f_v² is estimated by (Ŝ₂ − N² l²/L)/(l − l²/L) and kept >= N (every f_v >= 1), so the
@@ -32,7 +38,7 @@ def inverse_simpson(t_hat, var_hat, mass, L, l):
     term Σ_{v≠w} f_v f_w |h(v) ∩ h(w)| has pairwise independent summands, variance at most
     2 l² (Σ_v f_v²)² (1/L)(1 − 1/L)), both by the delta method.
     """
-    s2, se = second_moment(t_hat, var_hat)
+    s2, se = second_moment(t_hat, var_hat, n, p, q)
     scale = l - l * l / L
     squares = max((s2 - mass ** 2 * l * l / L) / scale, mass, 1e-12)
     value = mass ** 2 / squares

@@ -27,7 +27,8 @@ P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u
 
 def null_pvalues(counts, n, q):
     """p_j = Pr[Binomial(n, q) >= c_j], the p-value of "column j is empty" (exact law)."""
-    return stats.binom.sf(np.asarray(counts) - 1, n, q)
+    distinct, index = np.unique(np.asarray(counts), return_inverse=True)     # counts repeat
+    return stats.binom.sf(distinct - 1, n, q)[index.reshape(-1)]
 
 
 def _occupied(counts, n, q, quantile):
