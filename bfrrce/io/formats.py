@@ -189,8 +189,9 @@ def _read_report_header(fh, mechanism, what):
     if left is not None:
         width, left = bits.nbytes(mech.L), left - hlen - 8
         if n * width + 4 != left:
-            whole = max(left - 4, 0) // width
-            state = f"truncated after {whole} of {n} reports" if whole < n else "trailing bytes"
+            whole = left // width
+            state = ("trailing bytes" if left > n * width + 4 else "truncated checksum" if whole >= n
+                     else f"truncated after {whole} of {n} reports")
             raise FormatError(f"{what}: {state} ({left} bytes after the header, "
                               f"{n * width + 4} expected): the file is corrupted or truncated")
     return mech, n, batch, zlib.crc32(prefix)
