@@ -17,7 +17,7 @@ def load(name):
     ("frequency_oracles", ["--n", "2000", "--d", "64", "--repeats", "1"], "OLH"),
     ("bfrrce_accuracy", ["--runs", "3", "--epsilons", "8"], "corrected"),
     ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
-    ("poisoning", ["--trials", "1", "--epsilons", "8"], "evasive"),
+    ("poisoning", ["--trials", "1", "--epsilons", "8"], "spread-max"),
     ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
 ])
 def test_benchmark_scripts_run(name, argv, expect, capsys):
