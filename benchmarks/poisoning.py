@@ -18,7 +18,9 @@ Columns: the bound m·max(q, 1 − q)/(p − q) on how far fakes move any debias
 (docs/manipulation.md) and the largest shift measured (no defence, mean over trials); the mean
 fill estimate (truth 122) with no defence, the weight screen (``screen_reports``), the
 co-occurrence screen (``screen_concentrated``) and both; and, for both defences together, the
-share of fake and of honest reports removed. Optimized perturbation, L = 1024, l = 1.
+share of fake and of honest reports removed, and the share of trials in which the total
+weight of the reports both defences kept is flagged (``weight_excess``: detection only).
+Optimized perturbation, L = 1024, l = 1.
 """
 
 import argparse
@@ -26,7 +28,7 @@ import argparse
 import numpy as np
 
 from bfrrce import BFRRCE
-from bfrrce.robust import concentrated_fakes, plausible_weight, report_weights, weight_bounds
+from bfrrce.robust import concentrated_fakes, plausible_weight, report_weights, weight_bounds, weight_excess
 from protocols import bits
 
 ATTACKS = ("all-ones", "chosen", "honest-w", "max-w", "spread-max")
@@ -79,7 +81,7 @@ def main(argv=None):
     print(f"n = {n:,}, D = {D}, L = 1024, l = 1, alpha = {args.alpha}, {args.trials} trials; "
           "mean fill estimate (truth 122)")
     print(f"{'eps':>4} {'attack':10} {'fake':>5} {'t^ bound':>9} {'t^ shift':>9} "
-          + " ".join(f"{d:>12}" for d in DEFENCES) + f" {'fake removed':>13} {'honest removed':>15}")
+          + " ".join(f"{d:>12}" for d in DEFENCES) + f" {'fake removed':>13} {'honest removed':>15} {'weight alarm':>13}")
     for eps in map(float, args.epsilons.split(",")):
         mech = BFRRCE(epsilon=eps, L=1024)
         _, hi = weight_bounds(mech, args.alpha)
@@ -87,7 +89,7 @@ def main(argv=None):
             for share in ((0.0,) if kind == "none" else tuple(map(float, args.shares.split(",")))):
                 m = int(round(share * n))
                 est = {d: [] for d in DEFENCES}
-                shift, fake_out, honest_out = [], 0, 0
+                shift, fake_out, honest_out, alarms = [], 0, 0, 0
                 for t in range(args.trials):
                     rng = np.random.default_rng([int(eps), t])
                     honest = mech.privatize(honest_values(n, D, rng), rng=rng)
@@ -99,12 +101,13 @@ def main(argv=None):
                     for d in DEFENCES:
                         keep = kept_mask(mech, reports, d, args.alpha)
                         est[d].append(mech.estimate(mech.aggregate(reports[keep])).value)
+                    alarms += weight_excess(mech, reports[keep], args.alpha)[1]
                     fake_out += m - int(keep[n:].sum())             # keep: both defences
                     honest_out += n - int(keep[:n].sum())
                 removed = f"{fake_out / (m * args.trials):13.1%}" if m else f"{'—':>13}"
                 print(f"{eps:4g} {kind:10} {share:5.0%} {shift_bound(mech, m):9.0f} {np.mean(shift):9.0f} "
                       + " ".join(f"{np.mean(est[d]):12.1f}" for d in DEFENCES)
-                      + f" {removed} {honest_out / (n * args.trials):15.3%}")
+                      + f" {removed} {honest_out / (n * args.trials):15.3%} {alarms / args.trials:13.0%}")
 
 
 if __name__ == "__main__":

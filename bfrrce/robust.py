@@ -25,6 +25,7 @@ implausibly many ones on the flagged columns are dropped (each honest report wit
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,6 +162,37 @@ def cooccurrence_test(mech, reports, columns: int = 64, alpha: float = 1e-3,
     np.fill_diagonal(pvalues, 1.0)
     level = alpha / (k * (k - 1) / 2)
     return CooccurrenceTest(cols, pvalues, level, cols[(pvalues < level).any(axis=1)])
+
+
+def weight_excess(mech, reports, alpha: float = 1e-3):
+    """Two-sided test of a batch's total weight against the honest law: (z, flagged).
+
+    With l = 1 every honest report has weight W = Binomial(1, p) + Binomial(L − 1, q) whatever
+    its value (:func:`weight_pmf`), so the batch total over n reports has mean n·μ and variance
+    n·σ² (μ, σ² of that law): z = (ΣW − nμ)/(σ√n), flagged when |z| > z_{1−α/2}. Fakes that
+    inflate or deflate many columns at once must add or remove ones in total (Σ_j t̂_j = n for
+    honest reports), which this sees even when they are spread so that no pair of columns
+    co-occurs (the ``spread-max`` attack of ``benchmarks/poisoning.py``). It detects; it cannot
+    tell which reports are fake.
+
+    Raises
+    ------
+    LDPValueError
+        l > 1 (the honest weight law then depends on hash collisions inside a filter), or no
+        reports.
+    """
+    reports = mech.check_reports(reports)
+    if mech.l != 1:
+        raise LDPValueError(f"the weight-excess test needs l = 1, got l={mech.l}")
+    if len(reports) == 0:
+        raise LDPValueError("no reports")
+    alpha = check_probability(alpha, "alpha")
+    pmf = weight_pmf(mech.L, 1, mech.p, mech.q)
+    w = np.arange(pmf.size)
+    mean = float(np.sum(w * pmf))
+    sd = math.sqrt(float(np.sum((w - mean) ** 2 * pmf)))
+    z = (float(report_weights(reports).sum(dtype=np.float64)) - len(reports) * mean) / (sd * math.sqrt(len(reports)))
+    return z, abs(z) > stats.norm.isf(alpha / 2)
 
 
 def concentrated_bound(mech, size: int, alpha: float = 1e-3) -> int:

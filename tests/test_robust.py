@@ -5,7 +5,8 @@ import pytest
 
 from bfrrce import BFRRCE
 from bfrrce.robust import (_column_bits, concentrated_bound, concentrated_fakes, cooccurrence_test,
-                           report_weights, screen_concentrated, screen_reports, weight_bounds, weight_pmf)
+                           plausible_weight, report_weights, screen_concentrated, screen_reports,
+                           weight_bounds, weight_excess, weight_pmf)
 from protocols import LDPValueError, bits
 
 
@@ -122,3 +123,23 @@ def test_fake_shift_never_exceeds_the_bound():
         fakes = fake_reports(kind, 60, 256, report_weights(honest).mean(), weight_bounds(mech)[1], rng)
         attacked = mech.debias(mech.aggregate(np.concatenate([honest, fakes]))).t_hat
         assert np.abs(attacked - clean).max() <= shift_bound(mech, 60) * (1 + 1e-12)
+
+
+def test_weight_excess_false_alarms_and_detection():
+    """Honest batches: flagged at rate <= α + 5√(α(1 − α)/trials); 5% spread fakes of maximal
+    accepted weight (which the co-occurrence test cannot see) are flagged."""
+    from benchmarks.poisoning import fake_reports
+    mech = BFRRCE(epsilon=4.0, L=256)
+    alpha, trials = 0.1, 200
+    rng = np.random.default_rng(4)
+    flagged = [weight_excess(mech, mech.privatize(_synthetic(1000, 30, rng), rng=t), alpha)[1]
+               for t in range(trials)]
+    assert np.mean(flagged) <= alpha + 5 * math.sqrt(alpha * (1 - alpha) / trials)
+    honest = mech.privatize(_synthetic(10000, 100, rng), rng=1)
+    fakes = fake_reports("spread-max", 500, 256, 0.0, weight_bounds(mech)[1], rng)
+    reports = np.concatenate([honest, fakes])
+    assert plausible_weight(mech, reports).all() or plausible_weight(mech, fakes).all()
+    assert not concentrated_fakes(mech, reports)[1].flagged
+    assert weight_excess(mech, reports, 1e-3)[1]
+    with pytest.raises(LDPValueError, match="l = 1"):
+        weight_excess(BFRRCE(epsilon=4.0, L=64, l=2), np.zeros((5, 8), dtype=np.uint8))
