@@ -18,12 +18,15 @@ from protocols._validate import check_int
 from protocols.errors import LDPValueError
 from protocols.hashing import hash_keys
 
-MAX_L = 2 ** 32            # positions are 32-bit hashes mod L: columns beyond 2**32 are never set
+# Positions are 32-bit hashes mod L, so columns beyond 2**32 could never be set; and a report is
+# L/8 bytes, the column sums 8L bytes: L = 2**24 already means 2 MiB per user and 128 MiB of sums.
+MAX_L = 2 ** 24
 
 
 @dataclass(frozen=True, kw_only=True)
 class BloomFilter:
-    """A Bloom filter of ``L`` bits (2 <= L <= 2**32) with ``l`` hashes seeded ``seed, …, seed + l − 1``."""
+    """A Bloom filter of ``L`` bits (2 <= L <= ``MAX_L`` = 2**24) with ``l`` hashes seeded
+    ``seed, …, seed + l − 1``."""
 
     L: int
     l: int = 1

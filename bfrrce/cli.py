@@ -165,6 +165,8 @@ def _estimate(args, out):
     else:
         mech, reports = _privatized(args)
         agg = mech.aggregate(reports)
+    if args.candidates and args.method == "fill":
+        raise CLIError("--candidates does not apply to --method fill (it needs no domain)")
     candidates = read_values(args.candidates) if args.candidates else None
     print(mech.estimate(agg, candidates=candidates, method=args.method), file=out)
 

@@ -22,7 +22,7 @@ Readers refuse, with a message that says which: a wrong magic, another version, 
 a truncated or over-long input, a checksum mismatch, and parameters other than the expected
 mechanism's. Every size field is bounded before anything is allocated: J <= ``MAX_HEADER``
 (16 MiB), and, for a report file read from disk, J and n·ceil(L/8) against the bytes the file
-holds (so the count in "truncated after k of n reports" is the reports present); L <= 2**32
+holds (so the count in "truncated after k of n reports" is the reports present); L <= 2**24
 (:class:`bfrrce.bloom.BloomFilter`); n <= 2**53 for column sums. The header JSON nests at most
 ``MAX_DEPTH`` = 2 deep (checked before parsing) and has exactly the keys above (mechanism keys
 included); batch identifiers are 32 lowercase hex digits, and the writers refuse what the
