@@ -191,7 +191,8 @@ def weight_excess(mech, reports, alpha: float = 1e-3):
     w = np.arange(pmf.size)
     mean = float(np.sum(w * pmf))
     sd = math.sqrt(float(np.sum((w - mean) ** 2 * pmf)))
-    z = (float(report_weights(reports).sum(dtype=np.float64)) - len(reports) * mean) / (sd * math.sqrt(len(reports)))
+    n = len(reports)
+    z = (float(report_weights(reports).sum(dtype=np.float64)) - n * mean) / (sd * math.sqrt(n))
     return z, abs(z) > stats.norm.isf(alpha / 2)
 
 

@@ -287,3 +287,24 @@ def test_small_L_intervals_cover_the_truth(L):
         est = mech.estimate(mech.aggregate(mech.privatize(np.arange(2000) % 201, rng=seed)))
         assert est.lower <= 201 <= est.upper
         assert est.upper > est.lower
+
+
+def test_forged_n_from_a_stream_allocates_little(files):
+    """A stream that cannot seek: n = 2**40 in the header, the chunk buffer stays <= 64 MiB."""
+    import io
+
+    from bfrrce.io.formats import MAX_CHUNK_BYTES, _read_report_header, _read_report_rows
+
+    class Pipe(io.BytesIO):
+        def seekable(self):
+            return False
+
+    hlen = struct.unpack_from("<I", files[0], 11)[0]
+    forged = bytearray(files[0])
+    forged[15 + hlen:23 + hlen] = struct.pack("<Q", 2 ** 40)
+    pipe = Pipe(bytes(forged))
+    mech, n, _, crc = _read_report_header(pipe, None, "pipe")
+    rows = _read_report_rows(pipe, mech, n, crc, 1 << 62, "pipe")
+    with pytest.raises(FormatError, match="truncated after 30 of 1099511627776"):
+        for chunk in rows:
+            assert chunk.nbytes <= MAX_CHUNK_BYTES

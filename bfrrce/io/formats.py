@@ -59,6 +59,7 @@ MAGIC = b"BFRRCE\x00\x01"
 VERSION = 1
 COLUMN_SUMS, REPORTS = 1, 2
 MAX_HEADER = 1 << 24            # bytes of JSON header (about 450,000 batch identifiers)
+MAX_CHUNK_BYTES = 1 << 26      # a chunk of reports holds at most 64 MiB
 MAX_DEPTH = 2                   # {"mechanism": {...}, "batches": [...]}: nothing nests deeper
 _KEYS = {COLUMN_SUMS: {"mechanism", "batches"}, REPORTS: {"mechanism", "batch"}}
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
@@ -204,10 +205,12 @@ def _read_report_header(fh, mechanism, what):
 
 
 def _read_report_rows(fh, mech, n, crc, chunk_rows, what):
-    """The n reports after the header, in chunks that are views of one reused buffer; the
-    checksum (and the absence of trailing bytes) is checked after the last chunk."""
-    chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
+    """The n reports after the header, in chunks (at most ``chunk_rows`` reports and
+    ``MAX_CHUNK_BYTES``, so a forged n allocates nothing large even from a stream that cannot
+    seek) that are views of one reused buffer; the checksum (and the absence of trailing bytes)
+    is checked after the last chunk."""
     width = bits.nbytes(mech.L)
+    chunk_rows = min(check_int(chunk_rows, "chunk_rows", 1), max(1, MAX_CHUNK_BYTES // width))
     buffer = np.empty((min(chunk_rows, n), width), dtype=np.uint8)
     remaining = n
     while remaining:
