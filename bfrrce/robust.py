@@ -17,10 +17,14 @@ would make C_jk hypergeometric (c_j of n reports drawn, c_k of them marked); hon
 differ only in which single column is theirs, which lowers C_jk's mean and variance, so the
 hypergeometric upper tail is a conservative p-value. Fakes that put their ones on the same
 chosen columns add about m to C_jk for every pair of them. The batch is flagged when a p-value
-passes the Bonferroni level (false alarm rate <= α on honest data); then the reports with
-implausibly many ones on the flagged columns are dropped (each honest report with probability
-<= α_r). The worst case of what passes is derived in docs/manipulation.md, and
-``benchmarks/poisoning.py`` measures it.
+passes the Bonferroni level (false alarm rate at most about α on honest data); then the reports
+with implausibly many ones on the flagged columns are dropped (each honest report with
+probability <= α_r).
+
+Spread fakes (:func:`weight_excess`): fakes that move many columns a little must add or remove
+ones in total; the batch's total weight is tested against the exact honest law (an alarm: it
+cannot tell which reports are fake). The worst case of what passes every defence is derived in
+docs/manipulation.md, and ``benchmarks/poisoning.py`` measures it.
 """
 
 from __future__ import annotations
@@ -35,15 +39,12 @@ from protocols import bits
 from protocols._validate import check_int, check_probability
 from protocols.errors import LDPValueError
 
-def _log_binomial_pmf(n, p):
-    k = np.arange(n + 1)
-    log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
-    return log_fact[n] - log_fact[k] - log_fact[n - k] + k * np.log(p) + (n - k) * np.log1p(-p)
-
 
 def weight_pmf(L, k, p, q):
-    """Exact distribution of an honest report's weight when its filter has k set bits."""
-    return np.convolve(np.exp(_log_binomial_pmf(k, p)), np.exp(_log_binomial_pmf(L - k, q)))
+    """Exact distribution of an honest report's weight when its filter has k set bits:
+    Binomial(k, p) + Binomial(L − k, q), a convolution."""
+    return np.convolve(stats.binom.pmf(np.arange(k + 1), k, p),
+                       stats.binom.pmf(np.arange(L - k + 1), L - k, q))
 
 
 def weight_bounds(mech, alpha=1e-3):
