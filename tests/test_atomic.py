@@ -59,6 +59,8 @@ def test_an_output_that_is_an_input_is_refused(tmp_path):
     with pytest.raises(LDPValueError, match="also an input"):
         check_outputs(link, [a])
     assert check_outputs(tmp_path / "c", [a]) == tmp_path / "c"
+    with pytest.raises(LDPValueError, match="does not exist"):
+        check_outputs(tmp_path / "no" / "c", [a])
 
 
 def _reports_file(path, L=1024, seed=0):

@@ -26,14 +26,18 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_outputs(output, inputs: Iterable) -> Path:
-    """``output`` as a Path, refused if it names one of ``inputs`` (same file, or same path).
+    """``output`` as a Path, refused if it names one of ``inputs`` (same file, or same path) or
+    its folder does not exist (checked before any input is read).
 
     Raises
     ------
     LDPValueError
-        The output is one of the inputs (writing it would destroy that input).
+        The output is one of the inputs (writing it would destroy that input), or its folder
+        does not exist.
     """
     out = Path(output)
+    if not out.absolute().parent.is_dir():
+        raise LDPValueError(f"output folder {str(out.absolute().parent)!r} does not exist")
     for item in inputs:
         item = Path(item)
         if _same_file(out, item) or os.path.abspath(out) == os.path.abspath(item):
