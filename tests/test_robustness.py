@@ -308,3 +308,22 @@ def test_forged_n_from_a_stream_allocates_little(files):
     with pytest.raises(FormatError, match="truncated after 30 of 1099511627776"):
         for chunk in rows:
             assert chunk.nbytes <= MAX_CHUNK_BYTES
+
+
+def test_parquet_report_files_of_the_wrong_type_are_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from bfrrce.io.stream import aggregate_file
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"report": [1, 2, 3]}), path)
+    with pytest.raises(FormatError, match="as bytes"):
+        aggregate_file(path, MECH)
+    with pytest.raises(FormatError, match="no column"):
+        aggregate_file(path, MECH, column="other")
+    (tmp_path / "x.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(FormatError, match="not a Parquet file"):
+        aggregate_file(tmp_path / "x.parquet", MECH)
+    good = tmp_path / "g.parquet"
+    reports = MECH.privatize(np.arange(20), rng=0)
+    pq.write_table(pa.table({"report": [r.tobytes() for r in reports]}), good)
+    assert aggregate_file(good, MECH).n == 20

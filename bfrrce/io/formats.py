@@ -246,7 +246,17 @@ def _parquet_chunks(path, mechanism, column, chunk_rows):
     chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
     width = bits.nbytes(mechanism.L)
     batch = content_batch(path)
-    for part in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=[column]):
+    import pyarrow as pa
+    try:
+        parquet = pq.ParquetFile(path)
+    except pa.ArrowException as exc:
+        raise FormatError(f"{path}: not a Parquet file: {exc}") from None
+    if column not in parquet.schema_arrow.names:
+        raise FormatError(f"{path}: no column {column!r} (columns: {parquet.schema_arrow.names})")
+    kind = parquet.schema_arrow.field(column).type
+    if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)):
+        raise FormatError(f"{path}: column {column!r} must hold packed reports as bytes, not {kind}")
+    for part in parquet.iter_batches(batch_size=chunk_rows, columns=[column]):
         values = part.column(0).to_pylist()
         if any(v is None or len(v) != width for v in values):
             raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
