@@ -15,7 +15,8 @@ co-occurrence C_jk − c_j c_k/n (C_jk reports with both bits, c_j column sums) 
 −(p − q)² t_j t_k/n <= 0. Given the column sums, reports that are exchangeable across users
 would make C_jk hypergeometric (c_j of n reports drawn, c_k of them marked); honest users
 differ only in which single column is theirs, which lowers C_jk's mean and variance, so the
-hypergeometric upper tail is a conservative p-value. Fakes that put their ones on the same
+hypergeometric upper tail is a valid p-value (the
+tests measure the false alarms). Fakes that put their ones on the same
 chosen columns add about m to C_jk for every pair of them. The batch is flagged when a p-value
 passes the Bonferroni level (false alarm rate at most about α on honest data); then the reports
 with implausibly many ones on the flagged columns are dropped (each honest report with
