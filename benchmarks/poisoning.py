@@ -1,15 +1,26 @@
-"""Data poisoning (Cao, Jia, Gong, USENIX Security 2021) against BFRRCE, with and without the
-Hamming-weight defence of :mod:`bfrrce.robust`.
+"""Data poisoning (Cao, Jia, Gong, USENIX Security 2021) against BFRRCE: every attack shape, with
+and without each defence of :mod:`bfrrce.robust`, beside the worst-case bound of
+docs/manipulation.md.
 
-    python -m benchmarks.poisoning [--trials 20] [--alpha 0.001]
+    python -m benchmarks.poisoning [--trials 10] [--alpha 0.001] [--epsilons 4,8]
 
-Honest users: synthetic-2's setting (n = 10,000, 122 distinct values, every report privatized).
-Fake users (0.1%, 1%, 5% of n) send, per attack:
-  all-ones   every bit set;
-  targeted   the bits of 100 chosen columns (the same for every fake user);
-  evasive    a chosen set of w columns with w the honest mean weight (passes the defence).
-Prints the mean estimate (truth 122) without and with the defence, and the share of fake and
-honest reports the defence removed. Fill estimator, optimized perturbation, L = 1024, l = 1.
+Honest users: synthetic-2's setting (n = 10,000, 122 distinct values of about 82 users each,
+every report privatized). Fake users (1% and 5% of n, so m = 100 or 500) send, per attack:
+
+  all-ones     every bit set;
+  chosen       the same 100 chosen columns;
+  honest-w     the same w chosen columns, w the honest mean weight (passes the weight screen);
+  max-w        the same hi chosen columns, hi the largest weight the weight screen accepts;
+  spread-max   hi columns drawn at random for each fake (maximal accepted weight, no two fakes
+               alike: no co-occurrence to see).
+
+Columns: the bound m·max(q, 1 − q)/(p − q) on how far fakes move any debiased column count t̂_j
+(docs/manipulation.md) and the largest shift measured (no defence, mean over trials); the mean
+fill estimate (truth 122) with no defence, the weight screen (``screen_reports``), the
+co-occurrence screen (``screen_concentrated``) and both; and, for both defences together, the
+share of fake and of honest reports removed, and the share of trials in which the total
+weight of the reports both defences kept is flagged (``weight_excess``: detection only).
+Optimized perturbation, L = 1024, l = 1.
 """
 
 import argparse
@@ -17,52 +28,86 @@ import argparse
 import numpy as np
 
 from bfrrce import BFRRCE
-from bfrrce.robust import report_weights, screen_reports
+from bfrrce.robust import concentrated_fakes, plausible_weight, report_weights, weight_bounds, weight_excess
 from protocols import bits
 
+ATTACKS = ("all-ones", "chosen", "honest-w", "max-w", "spread-max")
+DEFENCES = ("none", "weight", "cooccurrence", "both")
 
-def fake_reports(kind, count, L, honest_weight, rng):
+
+def fake_reports(kind, count, L, honest_weight, max_weight, rng):
+    """``count`` fake reports of one attack shape (module docstring), packed."""
     mask = np.zeros((count, L), dtype=bool)
     if kind == "all-ones":
         mask[:] = True
+    elif kind == "spread-max":
+        order = np.argsort(rng.random((count, L)), axis=1)[:, :max_weight]
+        mask[np.arange(count)[:, None], order] = True
     else:
-        width = 100 if kind == "targeted" else max(1, int(round(honest_weight)))
+        width = {"chosen": 100, "honest-w": max(1, int(round(honest_weight))), "max-w": max_weight}[kind]
         mask[:, rng.choice(L, width, replace=False)] = True
     return bits.pack(mask)
 
 
+def shift_bound(mech, fakes):
+    """Largest move of any t̂_j that ``fakes`` reports can cause: m·max(q, 1 − q)/(p − q)."""
+    return fakes * max(mech.q, 1 - mech.q) / (mech.p - mech.q)
+
+
+def kept_mask(mech, reports, defence, alpha):
+    """Mask of the reports a defence keeps (both: the weight screen, then co-occurrence)."""
+    keep = np.ones(len(reports), dtype=bool)
+    if defence in ("weight", "both"):
+        keep = plausible_weight(mech, reports, alpha)
+    if defence in ("cooccurrence", "both"):
+        inner, _ = concentrated_fakes(mech, reports[keep], alpha=alpha, report_alpha=alpha)
+        keep[np.flatnonzero(keep)[~inner]] = False
+    return keep
+
+
+def honest_values(n, D, rng):
+    return np.repeat(rng.choice(np.arange(1, 1001), D, replace=False),
+                     np.diff(np.linspace(0, n, D + 1).round().astype(int)))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--alpha", type=float, default=1e-3)
     ap.add_argument("--epsilons", default="4,8")
+    ap.add_argument("--shares", default="0.01,0.05")
     args = ap.parse_args(argv)
     n, D = 10_000, 122
-    print(f"{'eps':>4} {'attack':10} {'fake':>6} {'no defence':>11} {'defended':>9} "
-          f"{'fake removed':>13} {'honest removed':>15}")
+    print(f"n = {n:,}, D = {D}, L = 1024, l = 1, alpha = {args.alpha}, {args.trials} trials; "
+          "mean fill estimate (truth 122)")
+    print(f"{'eps':>4} {'attack':10} {'fake':>5} {'t^ bound':>9} {'t^ shift':>9} "
+          + " ".join(f"{d:>12}" for d in DEFENCES) + f" {'fake removed':>13} {'honest removed':>15} {'weight alarm':>13}")
     for eps in map(float, args.epsilons.split(",")):
         mech = BFRRCE(epsilon=eps, L=1024)
-        for kind in ("none", "all-ones", "targeted", "evasive"):
-            for share in ((0.0,) if kind == "none" else (0.001, 0.01, 0.05)):
-                raw, screened, fake_out, honest_out = [], [], [], []
+        _, hi = weight_bounds(mech, args.alpha)
+        for kind in ("none",) + ATTACKS:
+            for share in ((0.0,) if kind == "none" else tuple(map(float, args.shares.split(",")))):
+                m = int(round(share * n))
+                est = {d: [] for d in DEFENCES}
+                shift, fake_out, honest_out, alarms = [], 0, 0, 0
                 for t in range(args.trials):
                     rng = np.random.default_rng([int(eps), t])
-                    values = np.repeat(rng.choice(np.arange(1, 1001), D, replace=False),
-                                       np.diff(np.linspace(0, n, D + 1).round().astype(int)))
-                    honest = mech.privatize(values, rng=rng)
-                    weight = report_weights(honest).mean()
-                    fakes = fake_reports(kind, int(share * n), mech.L, weight, rng) if share else \
-                        np.zeros((0, honest.shape[1]), dtype=np.uint8)
+                    honest = mech.privatize(honest_values(n, D, rng), rng=rng)
+                    fakes = fake_reports(kind, m, mech.L, report_weights(honest).mean(), hi, rng) \
+                        if m else np.zeros((0, honest.shape[1]), dtype=np.uint8)
                     reports = np.concatenate([honest, fakes])
-                    raw.append(mech.estimate(mech.aggregate(reports)).value)
-                    kept, _ = screen_reports(mech, reports, args.alpha)
-                    screened.append(mech.estimate(mech.aggregate(kept)).value)
-                    honest_out.append(n - len(screen_reports(mech, honest, args.alpha)[0]))
-                    fake_out.append(len(fakes) - len(screen_reports(mech, fakes, args.alpha)[0])
-                                    if len(fakes) else 0)
-                removed = np.sum(fake_out) / max(1, int(share * n) * args.trials)
-                print(f"{eps:4g} {kind:10} {share:6.1%} {np.mean(raw):11.1f} {np.mean(screened):9.1f} "
-                      f"{removed:13.1%} {np.sum(honest_out) / (n * args.trials):15.3%}")
+                    clean, attacked = mech.debias(mech.aggregate(honest)), mech.debias(mech.aggregate(reports))
+                    shift.append(np.abs(attacked.t_hat - clean.t_hat).max())
+                    for d in DEFENCES:
+                        keep = kept_mask(mech, reports, d, args.alpha)
+                        est[d].append(mech.estimate(mech.aggregate(reports[keep])).value)
+                    alarms += weight_excess(mech, reports[keep], args.alpha)[1]
+                    fake_out += m - int(keep[n:].sum())             # keep: both defences
+                    honest_out += n - int(keep[:n].sum())
+                removed = f"{fake_out / (m * args.trials):13.1%}" if m else f"{'—':>13}"
+                print(f"{eps:4g} {kind:10} {share:5.0%} {shift_bound(mech, m):9.0f} {np.mean(shift):9.0f} "
+                      + " ".join(f"{np.mean(est[d]):12.1f}" for d in DEFENCES)
+                      + f" {removed} {honest_out / (n * args.trials):15.3%} {alarms / args.trials:13.0%}")
 
 
 if __name__ == "__main__":

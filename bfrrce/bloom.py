@@ -18,17 +18,22 @@ from protocols._validate import check_int
 from protocols.errors import LDPValueError
 from protocols.hashing import hash_keys
 
+# Positions are 32-bit hashes mod L, so columns beyond 2**32 could never be set; and a report is
+# L/8 bytes, the column sums 8L bytes: L = 2**24 already means 2 MiB per user and 128 MiB of sums.
+MAX_L = 2 ** 24
+
 
 @dataclass(frozen=True, kw_only=True)
 class BloomFilter:
-    """A Bloom filter of ``L`` bits with ``l`` hashes seeded ``seed, …, seed + l − 1``."""
+    """A Bloom filter of ``L`` bits (2 <= L <= ``MAX_L`` = 2**24) with ``l`` hashes seeded
+    ``seed, …, seed + l − 1``."""
 
     L: int
     l: int = 1
     seed: int = 0
 
     def __post_init__(self):
-        L = check_int(self.L, "L", 2)
+        L = check_int(self.L, "L", 2, MAX_L)
         l = check_int(self.l, "l", 1)
         if l > L:
             raise LDPValueError(f"l must be <= L, got l={l} > L={L}")
@@ -42,7 +47,7 @@ class BloomFilter:
         if len(values) == 0:
             raise LDPValueError("values is empty")
         seeds = self.seed + np.arange(self.l)
-        return (hash_keys(values, seeds) % np.uint32(self.L)).astype(np.int64)
+        return (hash_keys(values, seeds).astype(np.int64) % self.L)
 
     def bits(self, values):
         """Filters as a bool matrix (n, L)."""

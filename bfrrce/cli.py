@@ -12,8 +12,11 @@ Errors are one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import csv
+import math
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +25,15 @@ from protocols.errors import LDPError
 
 from .datasets import load as load_dataset
 from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
+from .io.atomic import check_outputs, write_atomic
 from .io.formats import dump_column_sums, dump_reports, load_column_sums
 from .io.stream import aggregate_files
 from .io.values import read_values
 from .mechanism import BFRRCE
+
+
+DEFAULT_L, DEFAULT_HASHES = 1024, 1
+FAILURES = (LDPError, ValueError, OSError, EOFError, csv.Error, zlib.error)  # ValueError: numpy, argparse
 
 
 class CLIError(LDPError):
@@ -94,8 +102,8 @@ def _parser():
     for parser in (es, pv):
         parser.add_argument("--column")
         parser.add_argument("--epsilon", type=float)
-        parser.add_argument("--L", type=int, default=1024)
-        parser.add_argument("--l", type=int, default=1)
+        parser.add_argument("--L", type=int, help=f"bits per filter (default {DEFAULT_L})")
+        parser.add_argument("--l", type=int, help=f"hashes per value (default {DEFAULT_HASHES})")
         parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom)")
     ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file")
     ag.add_argument("reports", nargs="+")
@@ -163,7 +171,20 @@ def _evaluate(args, out):
 def _mechanism(args):
     if args.epsilon is None:
         raise CLIError("--epsilon is required")
-    return BFRRCE(epsilon=args.epsilon, L=args.L, l=args.l)
+    return BFRRCE(epsilon=args.epsilon, L=DEFAULT_L if args.L is None else args.L,
+                  l=DEFAULT_HASHES if args.l is None else args.l)
+
+
+def _check_fixed(args, mech):
+    """Refuse options that a column-sums file fixes (unless they agree) or that cannot apply."""
+    for option, given, fixed in (("--epsilon", args.epsilon, mech.epsilon), ("--L", args.L, mech.L),
+                                 ("--l", args.l, mech.l)):
+        if given is not None and not math.isclose(given, fixed, rel_tol=1e-9):
+            raise CLIError(f"{option} {given} contradicts the column-sums file ({option} {fixed}); "
+                           "its header fixes the parameters")
+    for option, given in (("--column", args.column), ("--seed", args.seed)):
+        if given is not None:
+            raise CLIError(f"{option} does not apply to a column-sums file (--aggregate)")
 
 
 def _privatized(args):
@@ -175,22 +196,27 @@ def _estimate(args, out):
     if args.aggregate:
         agg = load_column_sums(Path(args.file).read_bytes())
         mech = agg.mechanism
+        _check_fixed(args, mech)
     else:
         mech, reports = _privatized(args)
         agg = mech.aggregate(reports)
+    if args.candidates and args.method == "fill":
+        raise CLIError("--candidates does not apply to --method fill (it needs no domain)")
     candidates = read_values(args.candidates) if args.candidates else None
     print(mech.estimate(agg, candidates=candidates, method=args.method), file=out)
 
 
 def _privatize(args, out):
+    check_outputs(args.out, [args.file])
     mech, reports = _privatized(args)
-    Path(args.out).write_bytes(dump_reports(mech, reports))
+    write_atomic(args.out, dump_reports(mech, reports))
     print(f"wrote {len(reports):,} reports ({mech!r}) to {args.out}", file=out)
 
 
 def _aggregate(args, out):
+    check_outputs(args.out, args.reports)
     agg = aggregate_files(args.reports, progress=True)
-    Path(args.out).write_bytes(dump_column_sums(agg))
+    write_atomic(args.out, dump_column_sums(agg))
     print(f"wrote column sums of {agg.n:,} reports from {len(agg.batches)} batch(es) to {args.out}",
           file=out)
 
@@ -202,7 +228,7 @@ def main(argv=None, out=None, err=None):
         args = _parser().parse_args(argv)
         {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,
          "aggregate": _aggregate}[args.command](args, out)
-    except (LDPError, ValueError, OSError) as exc:       # ValueError: numpy and argparse conversions
-        print(f"bfrrce: error: {exc}", file=err)
+    except FAILURES as exc:
+        print("bfrrce: error: " + (" ".join(str(exc).split()) or type(exc).__name__), file=err)
         return 2
     return 0

@@ -7,11 +7,13 @@ encoding oracle of :mod:`protocols.ue` that perturbs the filters and sums the co
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from protocols import bits
+from protocols._validate import check_int, check_probability
 from protocols.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.randomness import generator, randomized_response_packed, source
@@ -20,9 +22,41 @@ from protocols.ue import bit_vector_distribution, count_columns, perturb_positio
 from .accounting import budget
 from .bloom import BloomFilter
 from .estimation import detected_candidates, detection_limit, estimate_cardinality
-from .sums import ColumnSums, debias, null_variance
+from .sums import MAX_REPORTS, ColumnSums, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
+
+
+def check_value_batch(values, name="values"):
+    """``values`` as a batch of values (one per user), refusing what is ambiguous.
+
+    A ``str`` or ``bytes`` is one value (not one per character); a 1-D numpy array, a list, a
+    tuple or any other sized sequence is a batch. Refused with :class:`LDPTypeError`: None,
+    numbers, iterators and generators (no length: pass ``list(...)``), sets and dicts
+    (unordered, or keys versus items), bytearray and memoryview (bytes or integers?), and
+    arrays of more than one dimension (one user per row, or per cell?).
+    """
+    if isinstance(values, (str, bytes)):
+        return [values]
+    if isinstance(values, (set, frozenset, Mapping, bytearray, memoryview)) or not hasattr(values, "__len__") \
+            or not hasattr(values, "__getitem__"):
+        raise LDPTypeError(f"{name} must be a sequence of values (list, tuple, 1-D array) or one str "
+                           f"or bytes, got {type(values).__name__}: {values!r:.80}")
+    if getattr(values, "ndim", 1) != 1:
+        raise LDPTypeError(f"{name} must be one-dimensional, got shape {np.shape(values)}")
+    return values
+
+
+def check_set_batch(sets):
+    """``sets`` as a batch of item sets: a sequence (:func:`check_value_batch`) whose entries are
+    collections of items (set, frozenset, list, tuple, 1-D array); a ``str`` or ``bytes`` entry
+    is refused (one item or its characters?), as are numbers and dicts."""
+    sets = check_value_batch(sets, "sets")
+    for s in sets:
+        if isinstance(s, (str, bytes, Mapping)) or not hasattr(s, "__iter__") or not hasattr(s, "__len__"):
+            raise LDPTypeError(f"each party's items must be a set, list or tuple, got "
+                               f"{type(s).__name__}: {s!r:.80} (wrap one item as {{item}})")
+    return sets
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,15 +116,27 @@ class BFRRCE(Mechanism):
     def privatize(self, values, rng=None):
         """Reports of a batch of values, one per user: uint8 (n, ceil(L/8)), little-endian bits.
 
-        ``rng=None`` (clients) draws from a ChaCha20 stream keyed from ``os.urandom``; seeds are for
-        simulations only.
+        ``values`` is a sequence (a ``str`` or ``bytes`` is one value; :func:`check_value_batch`
+        lists what is refused). ``rng=None`` (clients) draws from a ChaCha20 stream keyed from
+        ``os.urandom``; seeds are for simulations only.
+
+        Raises
+        ------
+        LDPTypeError
+            An ambiguous or unsized ``values`` (set, dict, generator, 2-D array, None, a number),
+            or a value that is not bytes, str or an integer.
+        LDPValueError
+            No values.
         """
+        values = check_value_batch(values)
         return perturb_positions(self.bloom.positions(values), self.L, self.p, self.q, rng)
 
     def privatize_sets(self, sets, rng=None):
-        """Reports of parties holding sets of items (``unit="item"``)."""
+        """Reports of parties holding sets of items (``unit="item"``): ``sets`` is a sequence of
+        collections (:func:`check_set_batch`; a ``str`` is refused as a set)."""
         if self.unit != "item":
             raise LDPValueError("privatize_sets needs unit='item' (a set can differ in many bits)")
+        sets = check_set_batch(sets)
         filters = self.bloom.set_bits(sets)
         return randomized_response_packed(source(rng), filters.shape, np.nonzero(filters), self.p, self.q)
 
@@ -126,10 +172,20 @@ class BFRRCE(Mechanism):
 
         ``values`` are values with ``counts`` users each (default: one user per entry,
         duplicates allowed); cost O(distinct·l + L), so 10^9 users take milliseconds.
+
+        Raises
+        ------
+        LDPTypeError
+            Ambiguous ``values`` (:func:`check_value_batch`) or counts that are not integers.
+        LDPValueError
+            Counts of another length, negative, or more than 2**53 users in all.
         """
+        values = check_value_batch(values)
         if counts is None:
             values, counts = np.unique(np.asarray(values), return_counts=True)
         values, counts = user_counts(values, counts)
+        if counts.sum(dtype=float) > MAX_REPORTS:          # float: the int64 sum could wrap
+            raise LDPValueError(f"at most 2**53 users can be simulated, got {counts.sum(dtype=float):.4g}")
         n = int(counts.sum())
         t = self.bloom.column_counts(self.bloom.positions(values), counts)
         return ColumnSums(self, simulate_column_sums(t, n, self.p, self.q, generator(rng)), n)
@@ -164,7 +220,15 @@ class BFRRCE(Mechanism):
         return null_variance(n, self.p, self.q)
 
     def detection_limit(self, n, levels=(0.5, 0.9)):
-        """Users a value needs to be detected with each probability (:mod:`bfrrce.estimation.detection`)."""
+        """Users a value needs to be detected with each probability (:mod:`bfrrce.estimation.detection`).
+
+        Raises
+        ------
+        LDPTypeError, LDPValueError
+            ``n`` not an integer in [1, 2**53], or a level outside (0, 1).
+        """
+        n = check_int(n, "n", 1, MAX_REPORTS)
+        levels = tuple(check_probability(level, "level") for level in levels)
         return detection_limit(n, self.p, self.q, self.l, levels)
 
     def estimate(self, aggregate, candidates=None, method="auto", confidence=0.95,
@@ -211,6 +275,8 @@ class BFRRCE(Mechanism):
         deb = debias(agg.counts, agg.n, self.p, self.q)
         options = {}
         if method != "fill":
+            if candidates is not None:
+                candidates = check_value_batch(candidates, "candidates")
             if candidates is None or len(candidates) == 0:
                 raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
             positions = self.bloom.positions(candidates)

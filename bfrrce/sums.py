@@ -7,13 +7,35 @@ Var(t̂_j) = [t_j·p(1 − p) + (n − t_j)·q(1 − q)]/(p − q)².
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from protocols.base import SupportCounts
-from protocols.errors import IncompatibleError
+from protocols._validate import check_int
+from protocols.base import Mechanism, SupportCounts
+from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.ue import debias_counts
+
+MAX_REPORTS = 2 ** 53          # n and every count stay exact in float64 (the estimators' arithmetic)
+_BATCH = re.compile(r"[0-9a-f]{32}")
+
+
+def check_batch(batch) -> str:
+    """``batch`` if it is a batch identifier: 32 lowercase hex digits (docs/formats.md).
+
+    Raises
+    ------
+    LDPTypeError
+        Not a str.
+    LDPValueError
+        Not 32 lowercase hex digits.
+    """
+    if not isinstance(batch, str):
+        raise LDPTypeError(f"a batch identifier is a str of 32 hex digits, got {batch!r}")
+    if not _BATCH.fullmatch(batch):
+        raise LDPValueError(f"a batch identifier is 32 lowercase hex digits, got {batch[:80]!r}")
+    return batch
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,6 +51,36 @@ class ColumnSums(SupportCounts):
 
     batches: frozenset = field(default=frozenset())
 
+    def __post_init__(self):
+        """Validate every field: ``mechanism`` a mechanism with L columns, ``counts`` L integers
+        in [0, n], ``n`` an integer in [0, 2**53], ``batches`` a set of batch identifiers.
+
+        Raises
+        ------
+        LDPTypeError
+            A field of the wrong type (float or boolean counts, a mechanism without ``L``, ...).
+        LDPValueError
+            Counts of another length or outside [0, n], n outside [0, 2**53], a bad batch id.
+        """
+        mech = self.mechanism
+        if not isinstance(mech, Mechanism) or not isinstance(getattr(mech, "L", None), int):
+            raise LDPTypeError(f"column sums need a BFRRCE mechanism, got {mech!r}")
+        n = check_int(self.n, "n", 0, MAX_REPORTS)
+        counts = np.asarray(self.counts)
+        if counts.dtype == bool or not np.issubdtype(counts.dtype, np.integer):
+            raise LDPTypeError(f"column sums must be integers, got dtype {counts.dtype}")
+        if counts.shape != (mech.L,):
+            raise LDPValueError(f"column sums must have shape ({mech.L},), got {counts.shape}")
+        bad = (counts < 0) | (counts > n)
+        if bad.any():
+            raise LDPValueError(f"column sums must be in [0, n={n}]; found {counts[bad][0].item()}")
+        if not isinstance(self.batches, (set, frozenset)):
+            raise LDPTypeError(f"batches must be a set of identifiers, got {type(self.batches).__name__}")
+        for batch in self.batches:
+            check_batch(batch)
+        object.__setattr__(self, "batches", frozenset(self.batches))
+        super().__post_init__()
+
     def merge(self, other: "ColumnSums") -> "ColumnSums":
         """The column sums of both aggregates' reports (exact integer addition).
 
@@ -39,11 +91,14 @@ class ColumnSums(SupportCounts):
         IncompatibleError
             Other parameters, or a batch counted in both.
         """
-        merged = super().merge(other)
+        merged = super().merge(other)              # type, parameters, and n <= 2**53
         twice = self.batches & other.batches
         if twice:
             raise IncompatibleError(f"batch {sorted(twice)[0]} is already counted")
-        return ColumnSums(merged.mechanism, merged.counts, merged.n, self.batches | other.batches)
+        # both sets were validated when their sums were made: label the new object without
+        # checking every identifier again (merging B files one by one stays O(B) per merge)
+        object.__setattr__(merged, "batches", self.batches | other.batches)
+        return merged
 
     __add__ = merge
 
@@ -60,7 +115,7 @@ class ColumnSums(SupportCounts):
         """These sums labelled as the one batch ``batch`` (the sums of one report file)."""
         if self.batches:
             raise IncompatibleError(f"sums of batches {sorted(self.batches)} cannot be relabelled")
-        return ColumnSums(self.mechanism, self.counts, self.n, frozenset([batch]))
+        return ColumnSums(self.mechanism, self.counts, self.n, frozenset([check_batch(batch)]))
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,8 @@ def generator(rng: RNG = None) -> np.random.Generator:
     if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(rng)
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise LDPValueError(f"an int seed must be >= 0 (numpy's SeedSequence), got {rng!r}")
         return np.random.default_rng(int(rng))
     raise LDPTypeError(
         f"rng must be None, an int, a SeedSequence, a Generator or SystemRandom, got {rng!r}")

@@ -24,7 +24,7 @@ def run(name, argv):
     ("frequency_oracles", ["--n", "2000", "--d", "64", "--repeats", "1"], "OLH"),
     ("bfrrce_accuracy", ["--runs", "3", "--epsilons", "8"], "corrected"),
     ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
-    ("poisoning", ["--trials", "1", "--epsilons", "8"], "evasive"),
+    ("poisoning", ["--trials", "1", "--epsilons", "8"], "spread-max"),
     ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
     ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
     ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),

@@ -70,9 +70,10 @@ def light_values_upper(outside, users_out, L, alpha):
     if k <= delta:
         return math.inf
 
-    def least(lam):
-        m = np.arange(0, int(lam + 12 * math.sqrt(lam) + 12))
-        return float(np.sum(np.maximum(k - L * special.pdtr(m, lam) - delta, 0.0))) - users_out
+    def least(lam):                       # terms below λ − 12√λ − 12 have F_λ < e^{−72}: k − δ each
+        start = max(int(lam - 12 * math.sqrt(lam) - 12), 0)
+        m = np.arange(start, int(lam + 12 * math.sqrt(lam) + 12))
+        return start * (k - delta) + float(np.sum(np.maximum(k - L * special.pdtr(m, lam) - delta, 0.0))) - users_out
 
     hi = 1.0
     while least(hi) <= 0:

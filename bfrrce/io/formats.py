@@ -20,7 +20,13 @@ offset  size    field
 
 Readers refuse, with a message that says which: a wrong magic, another version, another kind,
 a truncated or over-long input, a checksum mismatch, and parameters other than the expected
-mechanism's.
+mechanism's. Every size field is bounded before anything is allocated: J <= ``MAX_HEADER``
+(16 MiB), and, for a report file read from disk, J and n·ceil(L/8) against the bytes the file
+holds (so the count in "truncated after k of n reports" is the reports present); L <= 2**24
+(:class:`bfrrce.bloom.BloomFilter`); n <= 2**53 for column sums. The header JSON nests at most
+``MAX_DEPTH`` = 2 deep (checked before parsing) and has exactly the keys above (mechanism keys
+included); batch identifiers are 32 lowercase hex digits, and the writers refuse what the
+readers refuse.
 
 Batch identity: a report file's batch is the identifier in its header; a Parquet file of
 reports has none, so its batch is the first 32 hex digits of the SHA-256 of its bytes
@@ -33,6 +39,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import struct
 import warnings
 import zlib
@@ -46,11 +53,16 @@ from protocols.errors import (FormatError, IncompatibleError, LDPError, LDPTypeE
                              PrivacyWarning)
 
 from ..mechanism import BFRRCE
-from ..sums import ColumnSums
+from ..sums import ColumnSums, check_batch
 
 MAGIC = b"BFRRCE\x00\x01"
 VERSION = 1
 COLUMN_SUMS, REPORTS = 1, 2
+MAX_HEADER = 1 << 24            # bytes of JSON header (about 450,000 batch identifiers)
+MAX_CHUNK_BYTES = 1 << 26      # a chunk of reports holds at most 64 MiB
+MAX_DEPTH = 2                   # {"mechanism": {...}, "batches": [...]}: nothing nests deeper
+_KEYS = {COLUMN_SUMS: {"mechanism", "batches"}, REPORTS: {"mechanism", "batch"}}
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
 def _params(mech):
@@ -62,12 +74,16 @@ def _params(mech):
 
 def _dump(mech, kind, n, payload, **ids):
     header = json.dumps({"mechanism": _params(mech), **ids}, sort_keys=True).encode()
+    if len(header) > MAX_HEADER:
+        raise LDPValueError(f"header of {len(header)} bytes exceeds the format's {MAX_HEADER}")
     body = (MAGIC + struct.pack("<HBI", VERSION, kind, len(header)) + header
             + struct.pack("<Q", n) + payload)
     return body + struct.pack("<I", zlib.crc32(body))
 
 
 def _mechanism_from(params):
+    if not isinstance(params, dict) or set(params) != set(_PARAM_KEYS):
+        raise FormatError(f"mechanism parameters must have exactly the keys {sorted(_PARAM_KEYS)}")
     common = dict(L=params["L"], l=params["l"], seed=params["seed"], unit=params["unit"],
                   perturbation=params["perturbation"])
     if params["per_bit_epsilon"] is None:
@@ -81,8 +97,27 @@ def _mechanism_from(params):
     return mech
 
 
-def _parse_prefix(data, kind, mechanism):
-    """Check magic, version and kind and parse the header; returns (mech, n, header, offset)."""
+_PARAM_KEYS = _params(BFRRCE(epsilon=1.0, L=2))
+
+
+def _json_header(raw, kind):
+    """The header's JSON object, refused unless it has exactly the keys of ``kind`` and nests at
+    most ``MAX_DEPTH`` deep (depth counted before parsing, outside strings)."""
+    brackets = np.frombuffer(_STRINGS.sub(b'""', raw), dtype=np.uint8)
+    depth = np.cumsum(np.isin(brackets, (91, 123)).astype(np.int64)
+                      - np.isin(brackets, (93, 125)).astype(np.int64))
+    if depth.size and depth.max() > MAX_DEPTH:
+        raise FormatError(f"header JSON nests {int(depth.max())} deep (at most {MAX_DEPTH})")
+    header = json.loads(raw.decode())
+    if not isinstance(header, dict) or set(header) != _KEYS[kind]:
+        keys = sorted(header) if isinstance(header, dict) else type(header).__name__
+        raise FormatError(f"header keys must be {sorted(_KEYS[kind])}, got {keys}")
+    return header
+
+
+def _check_start(data, kind):
+    """Check magic, version, kind and the header length of a file's first 15 bytes; returns
+    the header length."""
     if len(data) < 15 or data[:8] != MAGIC:
         raise FormatError("not a BFRRCE file (bad magic or too short)")
     version, got_kind, hlen = struct.unpack_from("<HBI", data, 8)
@@ -90,10 +125,18 @@ def _parse_prefix(data, kind, mechanism):
         raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
     if got_kind != kind:
         raise FormatError(f"file holds kind {got_kind}, expected kind {kind}")
+    if hlen > MAX_HEADER:
+        raise FormatError(f"header length {hlen} exceeds the format's {MAX_HEADER} bytes")
+    return hlen
+
+
+def _parse_prefix(data, kind, mechanism):
+    """Check magic, version and kind and parse the header; returns (mech, n, header, offset)."""
+    hlen = _check_start(data, kind)
     if len(data) < 23 + hlen:
         raise FormatError("truncated header")
     try:
-        header = json.loads(data[15:15 + hlen].decode())
+        header = _json_header(data[15:15 + hlen], kind)
         mech = _mechanism_from(header["mechanism"])
     except FormatError:
         raise
@@ -120,29 +163,61 @@ def _load(data, kind, mechanism):
     return mech, n, data[offset:-4], header
 
 
+def _remaining(fh):
+    """Bytes left in a seekable ``fh`` (None when it cannot seek)."""
+    if not fh.seekable():
+        return None
+    here = fh.tell()
+    end = fh.seek(0, os.SEEK_END)
+    fh.seek(here)
+    return end - here
+
+
 def _read_report_header(fh, mechanism, what):
-    """Parse a report file's prefix from ``fh``: (mechanism, n, batch, running CRC-32)."""
+    """Parse a report file's prefix from ``fh``: (mechanism, n, batch, running CRC-32).
+
+    Every size field is checked before anything is allocated: the header length against
+    ``MAX_HEADER`` and the bytes left, and n·ceil(L/8) + 4 against the bytes left.
+    """
     prefix = fh.read(15)
-    if len(prefix) < 15 or prefix[:8] != MAGIC:
-        raise FormatError(f"{what}: not a BFRRCE file (bad magic or too short)")
-    prefix += fh.read(struct.unpack_from("<I", prefix, 11)[0] + 8)
+    try:
+        hlen = _check_start(prefix, REPORTS)
+    except FormatError as exc:
+        raise FormatError(f"{what}: {exc}") from None
+    left = _remaining(fh)
+    if left is not None and hlen + 8 > left:
+        raise FormatError(f"{what}: truncated header ({hlen + 8} bytes announced, {left} left)")
+    prefix += fh.read(hlen + 8)
     mech, n, header, _ = _parse_prefix(prefix, REPORTS, mechanism)
-    batch = header.get("batch")
-    if not isinstance(batch, str):
-        raise FormatError(f"{what}: report file without a batch identifier")
+    try:
+        batch = check_batch(header["batch"])
+    except LDPError as exc:
+        raise FormatError(f"{what}: bad batch identifier: {exc}") from None
+    if left is not None:
+        width, left = bits.nbytes(mech.L), left - hlen - 8
+        if n * width + 4 != left:
+            whole = left // width
+            state = ("trailing bytes" if left > n * width + 4 else "truncated checksum" if whole >= n
+                     else f"truncated after {whole} of {n} reports")
+            raise FormatError(f"{what}: {state} ({left} bytes after the header, "
+                              f"{n * width + 4} expected): the file is corrupted or truncated")
     return mech, n, batch, zlib.crc32(prefix)
 
 
 def _read_report_rows(fh, mech, n, crc, chunk_rows, what):
-    """The n reports after the header, in chunks that are views of one reused buffer; the
-    checksum (and the absence of trailing bytes) is checked after the last chunk."""
-    chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
-    buffer = np.empty((min(chunk_rows, n), bits.nbytes(mech.L)), dtype=np.uint8)
+    """The n reports after the header, in chunks (at most ``chunk_rows`` reports and
+    ``MAX_CHUNK_BYTES``, so a forged n allocates nothing large even from a stream that cannot
+    seek) that are views of one reused buffer; the checksum (and the absence of trailing bytes)
+    is checked after the last chunk."""
+    width = bits.nbytes(mech.L)
+    chunk_rows = min(check_int(chunk_rows, "chunk_rows", 1), max(1, MAX_CHUNK_BYTES // width))
+    buffer = np.empty((min(chunk_rows, n), width), dtype=np.uint8)
     remaining = n
     while remaining:
         chunk = buffer[:min(chunk_rows, remaining)]
-        if fh.readinto(chunk) != chunk.nbytes:
-            raise FormatError(f"{what}: truncated after {n - remaining} of {n} reports")
+        got = fh.readinto(chunk)
+        if got != chunk.nbytes:
+            raise FormatError(f"{what}: truncated after {n - remaining + got // width} of {n} reports")
         crc = zlib.crc32(chunk, crc)
         try:
             mech.check_reports(chunk)
@@ -150,7 +225,7 @@ def _read_report_rows(fh, mech, n, crc, chunk_rows, what):
             raise FormatError(f"{what}: {exc}") from None
         remaining -= len(chunk)
         yield chunk
-    tail = fh.read()
+    tail = fh.read(5)
     if len(tail) != 4 or struct.unpack("<I", tail)[0] != crc:
         raise FormatError(f"{what}: checksum mismatch: the file is corrupted or truncated")
 
@@ -171,7 +246,17 @@ def _parquet_chunks(path, mechanism, column, chunk_rows):
     chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
     width = bits.nbytes(mechanism.L)
     batch = content_batch(path)
-    for part in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=[column]):
+    import pyarrow as pa
+    try:
+        parquet = pq.ParquetFile(path)
+    except pa.ArrowException as exc:
+        raise FormatError(f"{path}: not a Parquet file: {exc}") from None
+    if column not in parquet.schema_arrow.names:
+        raise FormatError(f"{path}: no column {column!r} (columns: {parquet.schema_arrow.names})")
+    kind = parquet.schema_arrow.field(column).type
+    if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)):
+        raise FormatError(f"{path}: column {column!r} must hold packed reports as bytes, not {kind}")
+    for part in parquet.iter_batches(batch_size=chunk_rows, columns=[column]):
         values = part.column(0).to_pylist()
         if any(v is None or len(v) != width for v in values):
             raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
@@ -215,31 +300,61 @@ def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16, column="report"
             yield mech, batch, chunk
 
 
+def sums_batch(agg: ColumnSums) -> str:
+    """Identifier of unlabelled column sums: the first 32 hex digits of the SHA-256 of their
+    parameters, n and counts (the same sums always get the same identifier)."""
+    digest = hashlib.sha256(json.dumps(_params(agg.mechanism), sort_keys=True).encode()
+                            + struct.pack("<Q", agg.n) + np.ascontiguousarray(agg.counts, "<i8").tobytes())
+    return digest.hexdigest()[:32]
+
+
 def dump_column_sums(agg: ColumnSums) -> bytes:
-    """The column-sums file of ``agg`` (kind 1), with the batches it counts."""
-    counts = np.ascontiguousarray(agg.counts, dtype="<i8")
-    return _dump(agg.mechanism, COLUMN_SUMS, agg.n, counts.tobytes(), batches=sorted(agg.batches))
+    """The column-sums file of ``agg`` (kind 1), with the batches it counts.
+
+    Sums of unlabelled reports (``agg.batches`` empty, n > 0) are written as the one batch
+    :func:`sums_batch`: readers require every non-empty sums file to name its batches, and the
+    same sums written twice are refused when merged.
+    """
+    if not isinstance(agg, ColumnSums):
+        raise LDPTypeError(f"expected ColumnSums, got {type(agg).__name__}")
+    payload = np.ascontiguousarray(agg.counts, dtype="<i8").tobytes()
+    batches = sorted(agg.batches)
+    if agg.n and not batches:
+        batches = [sums_batch(agg)]
+    return _dump(agg.mechanism, COLUMN_SUMS, agg.n, payload, batches=batches)
 
 
 def load_column_sums(data: bytes, mechanism: BFRRCE | None = None) -> ColumnSums:
-    """Read a column-sums file (:func:`dump_column_sums`); refuses other parameters than
-    ``mechanism``'s when given (:class:`IncompatibleError`) and any damage (:class:`FormatError`)."""
+    """Read a column-sums file (:func:`dump_column_sums`).
+
+    Raises
+    ------
+    IncompatibleError
+        Parameters other than ``mechanism``'s (when given).
+    FormatError
+        Any damage: magic, version, kind, header (length, depth, keys, parameters), checksum,
+        payload length, counts outside [0, n], n > 2**53, a batch list that is not the sorted
+        distinct identifiers, or no batch for n > 0.
+    """
     mech, n, payload, header = _load(data, COLUMN_SUMS, mechanism)
     if len(payload) != 8 * mech.L:
         raise FormatError(f"payload has {len(payload)} bytes, expected {8 * mech.L}")
-    counts = np.frombuffer(payload, dtype="<i8")
-    if (counts < 0).any() or (counts > n).any():
-        raise FormatError("column sums outside [0, n]")
-    batches = header.get("batches", [])
-    if not isinstance(batches, list) or not all(isinstance(b, str) for b in batches):
-        raise FormatError("bad batch list in the header")
-    return ColumnSums(mech, counts.astype(np.int64), n, frozenset(batches))
+    batches = header["batches"]
+    if not isinstance(batches, list) or not all(isinstance(b, str) for b in batches) \
+            or batches != sorted(set(batches)) or (n > 0 and not batches):
+        raise FormatError("the header's batches must be the sorted distinct identifiers of the "
+                          "batches counted, at least one when n > 0")
+    try:
+        return ColumnSums(mech, np.frombuffer(payload, dtype="<i8").astype(np.int64), n, frozenset(batches))
+    except LDPError as exc:
+        raise FormatError(f"bad column sums: {exc}") from None
 
 
 def dump_reports(mech: BFRRCE, reports: np.ndarray, batch: str | None = None) -> bytes:
-    """A report file (kind 2); ``batch`` (32 hex digits) defaults to a fresh random identifier."""
+    """A report file (kind 2); ``batch`` (32 lowercase hex digits, :func:`bfrrce.sums.check_batch`)
+    defaults to a fresh random identifier."""
     reports = mech.check_reports(reports)
-    batch = batch or os.urandom(16).hex()
+    batch = os.urandom(16).hex() if batch is None else check_batch(batch)
     return _dump(mech, REPORTS, len(reports), np.ascontiguousarray(reports).tobytes(), batch=batch)
 
 

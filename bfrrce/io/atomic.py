@@ -1,0 +1,112 @@
+"""Atomic output files: a file is either its previous content or the complete new one.
+
+:func:`write_atomic` writes to a temporary file in the destination folder, flushes and fsyncs
+it, renames it over the destination (``os.replace``, atomic on POSIX and Windows within one
+file system) and fsyncs the folder. A crash, a kill or a full disk (``RLIMIT_FSIZE``, quota)
+at any point leaves the previous file intact and at most a stray temporary file
+``.NAME.*.tmp`` that the next successful write does not need. :func:`check_outputs` refuses an
+output that is one of the inputs, before anything is read.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from protocols.errors import LDPTypeError, LDPValueError
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_outputs(output, inputs: Iterable) -> Path:
+    """``output`` as a Path, refused if it names one of ``inputs`` (same file, or same path) or
+    its folder does not exist (checked before any input is read).
+
+    Raises
+    ------
+    LDPValueError
+        The output is one of the inputs (writing it would destroy that input), or its folder
+        does not exist.
+    """
+    out = Path(output)
+    if not out.absolute().parent.is_dir():
+        raise LDPValueError(f"output folder {str(out.absolute().parent)!r} does not exist")
+    for item in inputs:
+        item = Path(item)
+        if _same_file(out, item) or os.path.abspath(out) == os.path.abspath(item):
+            raise LDPValueError(f"output {str(out)!r} is also an input: refusing to overwrite it")
+    return out
+
+
+def write_atomic(path, data) -> Path:
+    """Write ``data`` (bytes, or an iterable of bytes chunks) to ``path`` atomically.
+
+    Parameters
+    ----------
+    path : str or Path
+        The destination; its folder must exist.
+    data : bytes or iterable of bytes
+        The content, in one piece or streamed in chunks.
+
+    Returns
+    -------
+    Path
+        The destination.
+
+    Raises
+    ------
+    OSError
+        The folder is not writable, the disk is full, the file-size limit is hit, ...; the
+        destination is then unchanged and the temporary file removed.
+    LDPTypeError
+        ``data`` is neither bytes nor an iterable of bytes.
+    """
+    path = Path(path)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = [data]
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in data:
+                if not isinstance(chunk, (bytes, bytearray, memoryview)):
+                    raise LDPTypeError(f"write_atomic needs bytes, got {type(chunk).__name__}")
+                fh.write(chunk)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_folder(folder)
+    return path
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
