@@ -5,9 +5,10 @@
 For every cell of the grid (frequency shape, n, ε, L, l, unit, perturbation) it draws ``--runs``
 data sets (new random values each run, so hash collisions vary as they do between data sets),
 simulates the column sums exactly in distribution, and prints the coverage of the true D by the
-95% interval (lower, upper), the coverage of the detection-limited target by ``visible``'s
-interval is not printed (it is a different estimand, see docs/estimation.md), the median bounds,
-the AARE of ``value`` and the ratio of its median reported standard error to its measured spread.
+95% interval (lower, upper), the median bounds, the AARE of ``value``, the ratio of its median
+reported standard error to its measured spread, and the coverage by ``visible``'s 95% interval of
+the number of values held by at least f50 users (the detection limit), the target a user who
+wants "the values above the limit" has in mind (value unit only).
 
 Shapes: ``uniform`` (D values, equal frequencies), ``zipf1.1`` / ``zipf1.5`` (D values drawn
 with weights i^{-s}; D is the number that occur), ``bitcoin`` (the address frequencies of the
@@ -75,20 +76,25 @@ def run_cell(shape, n, D, eps, L, l, unit, perturbation, runs, seed, w):
     for _ in range(runs):
         if unit == "item":
             agg, truth = simulate_items(mech, n, w, rng)
+            above = math.nan
         else:
             f = draw_counts(shape, n, D, rng, w)
             agg, truth = mech.simulate(rng.integers(0, 2 ** 62, f.size), rng=rng, counts=f), f.size
+            above = np.count_nonzero(f >= mech.detection_limit(n)[0.5])
         est = mech.estimate(agg)
-        rows.append((truth, est.value, est.std_error, *est.interval))
+        rows.append((truth, est.value, est.std_error, *est.interval, above, *est.visible.interval))
     a = np.array(rows, dtype=float)
-    truth, value, se, lo, hi = a.T
+    truth, value, se, lo, hi, above, vis_lo, vis_hi = a.T
     spread = np.std(value - truth)
     return {"shape": shape, "n": n, "D": int(np.median(truth)), "epsilon": eps, "L": L, "l": l,
             "unit": unit, "perturbation": perturbation, "runs": runs,
             "coverage": float(np.mean((lo <= truth) & (truth <= hi))),
             "lower": float(np.median(lo)), "upper": float(np.median(hi)),
             "aare": float(np.mean(np.abs(value - truth) / truth)),
-            "se_ratio": float(np.median(se) / spread) if spread > 0 else math.nan}
+            "se_ratio": float(np.median(se) / spread) if spread > 0 else math.nan,
+            "above_f50": float(np.median(above)),
+            "visible_coverage": float(np.mean((vis_lo <= above) & (above <= vis_hi))) if unit == "value"
+            else math.nan}
 
 
 SHAPES = ("uniform", "zipf1.1", "zipf1.5", "bitcoin")
@@ -124,7 +130,7 @@ def main(argv=None):
     cache = {}
     results = []
     header = (f"{'shape':8} {'n':>8} {'D':>7} {'ε':>4} {'L':>5} {'l':>2} {'unit':5} {'pert':9} "
-              f"{'coverage':>8} {'lower':>8} {'upper':>9} {'AARE':>6} {'se/sd':>6}")
+              f"{'coverage':>8} {'lower':>8} {'upper':>9} {'AARE':>6} {'se/sd':>6} {'D>=f50':>7} {'vis.cov':>7}")
     print(header)
     start = time.perf_counter()
     shapes = args.shapes.split(",")
@@ -139,7 +145,7 @@ def main(argv=None):
         results.append(r)
         print(f"{shape:8} {n:>8,} {r['D']:>7,} {eps:>4g} {L:>5} {l:>2} {unit:5} {pert:9} "
               f"{r['coverage']:>8.3f} {r['lower']:>8,.0f} {r['upper']:>9,.0f} {r['aare']:>6.3f} "
-              f"{r['se_ratio']:>6.2f}", flush=True)
+              f"{r['se_ratio']:>6.2f} {r['above_f50']:>7,.0f} {r['visible_coverage']:>7.3f}", flush=True)
     worst = min(results, key=lambda r: r["coverage"])
     print(f"\n{len(results)} cells, {args.runs} runs each, {time.perf_counter() - start:.0f} s; "
           f"lowest coverage {worst['coverage']:.3f} ({worst['shape']}, n={worst['n']:,}, "
