@@ -16,20 +16,52 @@ import math
 import numpy as np
 
 
-def second_moment(t_hat, var_hat):
-    """(Ŝ₂, se): Ŝ₂ = Σ_j (t̂_j² − V̂_j), Var(t̂_j²) ≈ 4 t_j² V_j + 2 V_j² (normal t̂_j)."""
+def second_moment(t_hat: np.ndarray, var_hat: np.ndarray) -> tuple[float, float]:
+    """Unbiased estimate of S₂ = Σ_j t_j² and its standard error.
+
+    Ŝ₂ = Σ_j (t̂_j² − V̂_j), Var(t̂_j²) ≈ 4 t_j² V_j + 2 V_j² (normal t̂_j).
+
+    Parameters
+    ----------
+    t_hat, var_hat : numpy.ndarray
+        Debiased column sums and their plug-in variances.
+
+    Returns
+    -------
+    (float, float)
+        Ŝ₂ and its standard error.
+    """
     s2 = float(np.sum(t_hat ** 2 - var_hat))
     t2 = np.maximum(t_hat ** 2 - var_hat, 0.0)
     return s2, float(np.sqrt(np.sum(4 * t2 * var_hat + 2 * var_hat ** 2)))
 
 
-def inverse_simpson(t_hat, var_hat, mass, L, l):
+def inverse_simpson(t_hat: np.ndarray, var_hat: np.ndarray, mass: float, L: int,
+                    l: int) -> tuple[float, float]:
     """Estimate of N²/Σ_v f_v² (collision-corrected) and its delta-method standard error.
 
     Σ_v f_v² is estimated by (Ŝ₂ − N² l²/L)/(l − l²/L) and kept >= N (every f_v >= 1), so the
     estimate lies in [0, N]. The standard error adds to the noise of Ŝ₂ the spread of the
     collisions over hash draws: the cross term Σ_{v≠w} f_v f_w |h(v) ∩ h(w)| has pairwise
     independent summands, variance <= 2 l² (Σ_v f_v²)² (1/L)(1 − 1/L).
+
+    Parameters
+    ----------
+    t_hat, var_hat : numpy.ndarray
+        Debiased column sums and their plug-in variances.
+    mass : float
+        N, the total count of the values.
+    L, l : int
+        Filter size and hashes per value.
+
+    Returns
+    -------
+    (float, float)
+        The estimate and its standard error.
+
+    References
+    ----------
+    E. H. Simpson, "Measurement of diversity", Nature 163, 1949.
     """
     s2, se = second_moment(t_hat, var_hat)
     scale = l - l * l / L
