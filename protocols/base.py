@@ -23,6 +23,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 from statistics import NormalDist
 
 import numpy as np
@@ -223,7 +224,7 @@ class Mechanism(abc.ABC):
     epsilon: float
 
     @abc.abstractmethod
-    def privatize(self, values: ArrayLike, rng: RNG = None):
+    def privatize(self, values: ArrayLike, rng: RNG = None) -> Any:
         """One report per value: what each client sends.
 
         Parameters
@@ -246,7 +247,7 @@ class Mechanism(abc.ABC):
         """
 
     @abc.abstractmethod
-    def check_reports(self, reports):
+    def check_reports(self, reports: Any) -> Any:
         """Validate a batch of reports of this mechanism.
 
         Parameters
@@ -268,7 +269,7 @@ class Mechanism(abc.ABC):
         """
 
     @abc.abstractmethod
-    def aggregate(self, reports):
+    def aggregate(self, reports: Any) -> Any:
         """The mergeable aggregate of a batch of reports (validated, never modified).
 
         Parameters
@@ -289,7 +290,7 @@ class Mechanism(abc.ABC):
         """
 
     @abc.abstractmethod
-    def check_aggregate(self, aggregate):
+    def check_aggregate(self, aggregate: Any) -> Any:
         """Validate an aggregate of this mechanism.
 
         Parameters
@@ -311,7 +312,7 @@ class Mechanism(abc.ABC):
         """
 
     @abc.abstractmethod
-    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None, rng: RNG = None):
+    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None, rng: RNG = None) -> Any:
         """The aggregate of users holding ``values``, exactly in distribution.
 
         Parameters
@@ -330,7 +331,7 @@ class Mechanism(abc.ABC):
         """
 
     @abc.abstractmethod
-    def estimate(self, aggregate):
+    def estimate(self, aggregate: Any) -> Any:
         """The estimate of the aggregate's users (see each mechanism).
 
         Parameters
@@ -350,7 +351,7 @@ class Mechanism(abc.ABC):
         """
 
     @abc.abstractmethod
-    def output_distribution(self, value):
+    def output_distribution(self, value: Any) -> dict:
         """Exact law of one report, for audits (small output spaces).
 
         Parameters
@@ -412,7 +413,7 @@ class FrequencyOracle(Mechanism):
         """
         return check_values(values, self.d)
 
-    def privatize(self, values: ArrayLike, rng: RNG = None):
+    def privatize(self, values: ArrayLike, rng: RNG = None) -> np.ndarray:
         """Encode and perturb a batch of values; one report per value.
 
         Parameters
@@ -436,7 +437,7 @@ class FrequencyOracle(Mechanism):
         return self.perturb(self.encode(values), rng)
 
     # -- server ---------------------------------------------------------------------------
-    def aggregate(self, reports) -> SupportCounts:
+    def aggregate(self, reports: ArrayLike) -> SupportCounts:
         """Support counts C(v) of a batch of reports (validated, never modified).
 
         Parameters

@@ -122,7 +122,7 @@ class GRR(FrequencyOracle):
         counts = generator(rng).multinomial(t, probs).sum(axis=0)
         return SupportCounts(self, counts, int(t.sum()))
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         arr = check_array(reports, np.int64, ())
         check_range(arr, self.d)
         return arr

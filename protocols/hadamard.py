@@ -119,7 +119,7 @@ class HadamardResponse(FrequencyOracle):
         inside = parity(j & rows) == 0
         return np.where(inside == want_inside, j, j ^ (rows & -rows))
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         arr = check_array(reports, np.int64, ())
         check_range(arr, self.K)
         return arr

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import check_array, check_epsilon, check_int, check_values
 from .accounting import optimal_theta, the_probabilities
@@ -92,7 +93,7 @@ class SHE(FrequencyOracle):
         noise[np.arange(n), values] += 1 << self.step_bits
         return noise
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         return check_array(reports, np.int64, (self.d,))
 
     def _support(self, reports):

@@ -149,7 +149,7 @@ class LocalHashing(FrequencyOracle):
         reported = randomize_index(src, buckets(seeds, values, self.g), self.g, self.p)
         return np.stack([seeds, reported.astype(np.uint64)], axis=1)
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         arr = check_array(reports, np.uint64, (2,))
         check_range(arr[:, 1], self.g, "report buckets")
         return arr

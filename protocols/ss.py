@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import bits
 from ._validate import check_epsilon, check_int, check_values
@@ -126,7 +127,7 @@ class SubsetSelection(FrequencyOracle):
                 return m, b
         return m, b
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         return bits.check_packed(reports, self.d)
 
     def _support(self, reports):

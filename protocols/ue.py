@@ -79,7 +79,7 @@ class UnaryEncoding(FrequencyOracle):
         values = check_values(encoded, self.d)
         return perturb_positions(values[:, None], self.d, self.p, self.q, rng)
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         return bits.check_packed(reports, self.d)
 
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
