@@ -45,15 +45,34 @@ from .ue import bit_vector_distribution, debias_counts, grouped_column_sums
 
 
 class RapporReports(NamedTuple):
-    """A batch of RAPPOR reports: cohort of each user (int64) and packed bits (uint8)."""
+    """A batch of RAPPOR reports.
+
+    Attributes
+    ----------
+    cohorts : numpy.ndarray
+        int64 cohort of each user (n,).
+    bits : numpy.ndarray
+        uint8 packed reports (n, ⌈num_bits/8⌉).
+    """
 
     cohorts: np.ndarray
     bits: np.ndarray
 
 
 class CandidateEstimates(NamedTuple):
-    """Frequency estimates of candidate values, with standard errors, a significance flag and
-    one-sided p-values (H0: the count is 0)."""
+    """Frequency estimates of candidate values.
+
+    Attributes
+    ----------
+    candidates : list
+        The values looked for.
+    counts, stderr : numpy.ndarray
+        Estimated counts and their standard errors.
+    significant : numpy.ndarray
+        bool: the count passes the multiple test.
+    p_values : numpy.ndarray
+        One-sided p-values of H0: the count is 0.
+    """
 
     candidates: list
     counts: np.ndarray

@@ -50,7 +50,15 @@ from .ue import bit_vector_distribution, grouped_column_sums
 
 
 class SketchReports(NamedTuple):
-    """A batch of CMS reports: the row of each user (int64) and the packed ±1 vector (uint8, 1 = +1)."""
+    """A batch of CMS reports.
+
+    Attributes
+    ----------
+    rows : numpy.ndarray
+        int64 row of each user (n,).
+    bits : numpy.ndarray
+        uint8 packed ±1 vectors (n, ⌈m/8⌉), 1 = +1.
+    """
 
     rows: np.ndarray
     bits: np.ndarray

@@ -408,7 +408,15 @@ class MemoizedOneBitMean(OneBitMean):
 # -- dBitFlip ---------------------------------------------------------------------------------
 
 class BitFlipReports(NamedTuple):
-    """A batch of dBitFlip reports: the sampled buckets of each user (int64, sorted) and their bits (uint8)."""
+    """A batch of dBitFlip reports.
+
+    Attributes
+    ----------
+    buckets : numpy.ndarray
+        int64 sampled buckets of each user (n, num_bits), sorted.
+    bits : numpy.ndarray
+        uint8 bit reported for each sampled bucket (n, num_bits).
+    """
 
     buckets: np.ndarray
     bits: np.ndarray
