@@ -100,22 +100,7 @@ class GRR(FrequencyOracle):
 
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
                  rng: RNG = None) -> SupportCounts:
-        """The aggregate of users holding ``values`` (``counts`` each), drawn exactly in
-        distribution without reports: each value's holders report multinomially over d outputs.
-
-        Parameters
-        ----------
-        values : array_like of int
-            Values in [0, d).
-        counts : array_like of int, optional
-            ``counts[i]`` users hold ``values[i]`` (default one each).
-        rng : None, int or numpy.random.Generator
-            Randomness of the simulation.
-
-        Returns
-        -------
-        SupportCounts
-        """
+        # Exact in law without reports: each value's holders report multinomially over d outputs.
         t = domain_counts(values, counts, self.d)
         probs = np.full((self.d, self.d), self.q)
         np.fill_diagonal(probs, self.p)

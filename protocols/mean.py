@@ -262,21 +262,7 @@ class _MeanMechanism(Mechanism):
 
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
                  rng: RNG = None) -> MeanAggregate:
-        """The aggregate of users holding ``values`` (``counts`` each): every user privatized.
-
-        Parameters
-        ----------
-        values : array_like of float
-            Values in [low, high].
-        counts : array_like of int, optional
-            ``counts[i]`` users hold ``values[i]`` (default one each).
-        rng : None, int or numpy.random.Generator
-            Randomness of the simulation.
-
-        Returns
-        -------
-        MeanAggregate
-        """
+        # Every user privatized (exact in law).
         values, counts = user_counts(values, counts)
         return self.aggregate(self.privatize(np.repeat(np.asarray(values, dtype=float), counts), rng))
 

@@ -361,23 +361,8 @@ class CMS(_CountMeanSketch):
 
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
                  rng: RNG = None) -> SupportCounts:
-        """The aggregate of users holding ``values`` (``counts`` each), exactly in distribution,
-        at O(dk + km) cost: rows are multinomial per value, and a column's +1 count is
-        Binomial(t, keep) + Binomial(N_j − t, 1 − keep) with t the users of row j hashed there.
-
-        Parameters
-        ----------
-        values : array_like of int
-            Values in [0, d).
-        counts : array_like of int, optional
-            ``counts[i]`` users hold ``values[i]`` (default one each).
-        rng : None, int or numpy.random.Generator
-            Randomness of the simulation.
-
-        Returns
-        -------
-        SupportCounts
-        """
+        # Exact in law at O(dk + km): rows are multinomial per value, and a column's +1 count is
+        # Binomial(t, keep) + Binomial(N_j − t, 1 − keep), t the users of row j hashed there.
         t = domain_counts(values, counts, self.d)
         gen = generator(rng)
         per_row = gen.multinomial(t, np.full(self.k, 1 / self.k))           # (d, k)
@@ -521,21 +506,7 @@ class HCMS(_CountMeanSketch):
 
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
                  rng: RNG = None) -> SupportCounts:
-        """The aggregate of users holding ``values`` (``counts`` each), from real reports.
-
-        Parameters
-        ----------
-        values : array_like of int
-            Values in [0, d).
-        counts : array_like of int, optional
-            ``counts[i]`` users hold ``values[i]`` (default one each).
-        rng : None, int or numpy.random.Generator
-            Randomness of the simulation.
-
-        Returns
-        -------
-        SupportCounts
-        """
+        # No closed form: through real reports.
         return simulate_from_reports(self, values, counts, rng)
 
     def _noise(self, n, count):

@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
-from .base import RNG, FrequencyOracle, SupportCounts, user_counts
+from .base import RNG, FrequencyOracle, SupportCounts
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
 from .hashing import murmur3_fixed
 from .mean import DuchiMean
@@ -243,26 +243,6 @@ class OneBitMean(DuchiMean):
         agg = self.check_aggregate(aggregate)
         e = math.exp(self.epsilon)
         return self.high * ((e + 1) * agg.counts[0] / agg.n - 1) / (e - 1)
-
-    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
-                 rng: RNG = None) -> SupportCounts:
-        """The aggregate of users holding ``values`` (``counts`` each; runs the clients).
-
-        Parameters
-        ----------
-        values : array_like of float
-            Values in [0, m].
-        counts : array_like of int, optional
-            ``counts[i]`` users hold ``values[i]`` (default one each).
-        rng : None, int or numpy.random.Generator
-            Randomness of the simulation.
-
-        Returns
-        -------
-        SupportCounts
-        """
-        values, counts = user_counts(values, counts)
-        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
 
     def population_variance(self, values: ArrayLike) -> float:
         """Var of the mean estimate for these users: m²/(4n²) Σ (C² − t_i²), C = (e^ε + 1)/(e^ε − 1).
@@ -611,21 +591,7 @@ class DBitFlip(FrequencyOracle):
 
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
                  rng: RNG = None) -> SupportCounts:
-        """The aggregate of users holding ``values`` (``counts`` each), from real reports.
-
-        Parameters
-        ----------
-        values : array_like of int
-            Buckets in [0, d).
-        counts : array_like of int, optional
-            ``counts[i]`` users hold ``values[i]`` (default one each).
-        rng : None, int or numpy.random.Generator
-            Randomness of the simulation.
-
-        Returns
-        -------
-        SupportCounts
-        """
+        # No closed form: through real reports.
         return simulate_from_reports(self, values, counts, rng)
 
     def _bits_law(self, value, buckets):

@@ -84,22 +84,7 @@ class UnaryEncoding(FrequencyOracle):
 
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
                  rng: RNG = None) -> SupportCounts:
-        """The aggregate of users holding ``values`` (``counts`` each), drawn exactly in
-        distribution without reports (:func:`simulate_column_sums`), at O(d) cost whatever n is.
-
-        Parameters
-        ----------
-        values : array_like of int
-            Values in [0, d).
-        counts : array_like of int, optional
-            ``counts[i]`` users hold ``values[i]`` (default one each).
-        rng : None, int or numpy.random.Generator
-            Randomness of the simulation.
-
-        Returns
-        -------
-        SupportCounts
-        """
+        # Exact in law without reports (simulate_column_sums), O(d) whatever n is.
         t = domain_counts(values, counts, self.d)
         return SupportCounts(self, simulate_column_sums(t, int(t.sum()), self.p, self.q,
                                                         generator(rng)), int(t.sum()))
