@@ -110,14 +110,14 @@ def flip_probabilities(epsilon: float, l: int, perturbation: str, unit: str) -> 
     (float, float)
         p and q.
 
-    References
-    ----------
-    Wang, Blocki, Li, Jha, USENIX Security 2017.
-
     Raises
     ------
     LDPValueError
         An unknown ``perturbation`` or ``unit``.
+
+    References
+    ----------
+    Wang, Blocki, Li, Jha, USENIX Security 2017.
     """
     if perturbation not in PERTURBATIONS:
         raise LDPValueError(f"perturbation must be one of {PERTURBATIONS}, got {perturbation!r}")

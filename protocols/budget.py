@@ -103,6 +103,12 @@ class PrivacyAccountant:
     total : float
         ε_total, the budget of every user.
 
+    References
+    ----------
+    C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014, Thm 3.16
+    (sequential composition); Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR", CCS 2014
+    (permanent response); B. Ding, J. Kulkarni, S. Yekhanin, NeurIPS 2017 (memoization).
+
     Examples
     --------
     >>> from protocols import OLH, PrivacyAccountant
@@ -111,12 +117,6 @@ class PrivacyAccountant:
     [1.5, 1.5]
     >>> acct.remaining([1, 2, 3]).tolist()
     [0.5, 0.5, 2.0]
-
-    References
-    ----------
-    C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014, Thm 3.16
-    (sequential composition); Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR", CCS 2014
-    (permanent response); B. Ding, J. Kulkarni, S. Yekhanin, NeurIPS 2017 (memoization).
     """
 
     def __init__(self, total: float) -> None:

@@ -149,17 +149,17 @@ class SHE(FrequencyOracle):
         dict
             {report as a tuple of d grid units: probability}.
 
+        Raises
+        ------
+        LDPValueError
+            More than ``max_outputs`` reports in the window (use a small d and step_bits).
+
         Notes
         -----
         Coordinates are independent, Pr[k | bit b] = (1 − a)/(1 + a)·a^{|k − b·2^step_bits|},
         a = e^{−ε·step/2}, so the probabilities are exact; they sum to the window's mass, less
         than 1. Every likelihood ratio of the infinite space is already reached in the window
         (it is constant beyond it), so :func:`protocols.audit.exact_epsilon` on it is exact.
-
-        Raises
-        ------
-        LDPValueError
-            More than ``max_outputs`` reports in the window (use a small d and step_bits).
         """
         value = int(check_values([value], self.d)[0])
         one = 1 << self.step_bits

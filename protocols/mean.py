@@ -368,15 +368,15 @@ class LaplaceMean(_MeanMechanism):
         dict
             {y: Pr[report = y | t]}.
 
-        Notes
-        -----
-        With s = ⌊t/g⌋ and φ = t/g − s, the rounding gives s + 1 w.p. φ and s otherwise, so
-        Pr[k·g] = (1 − φ)·D(k − s) + φ·D(k − s − 1), D(j) = (1 − a)/(1 + a)·a^{|j|}.
-
         Raises
         ------
         LDPValueError
             ``outputs`` not given (the report space is infinite).
+
+        Notes
+        -----
+        With s = ⌊t/g⌋ and φ = t/g − s, the rounding gives s + 1 w.p. φ and s otherwise, so
+        Pr[k·g] = (1 − φ)·D(k − s) + φ·D(k − s − 1), D(j) = (1 − a)/(1 + a)·a^{|j|}.
         """
         if outputs is None:
             raise LDPValueError("LaplaceMean's reports range over the whole grid: pass outputs=[...]")

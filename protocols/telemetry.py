@@ -119,16 +119,16 @@ def check_secrets(secrets: ArrayLike | None, n: int, src: np.random.Generator | 
 class OneBitMean(DuchiMean):
     """1BitMean (Ding et al. 2017, Section 2.1): one bit per user, values in [0, ``high``].
 
+    Reports are uint8 bits; the aggregate (a :class:`SupportCounts` with counts [ones]) is exact,
+    mergeable and serializable. ``variance(n, t)`` (inherited) is the variance of the mean
+    estimate for n users all at t = 2x/m − 1; :meth:`population_variance` sums the exact per-user terms.
+
     Parameters
     ----------
     epsilon : float
         ε of one report.
     high : float
         The upper bound m of the values (the lower bound is 0).
-
-    Reports are uint8 bits; the aggregate (a :class:`SupportCounts` with counts [ones]) is exact,
-    mergeable and serializable. ``variance(n, t)`` (inherited) is the variance of the mean
-    estimate for n users all at t = 2x/m − 1; :meth:`population_variance` sums the exact per-user terms.
 
     References
     ----------
@@ -280,6 +280,10 @@ class OneBitMean(DuchiMean):
 class MemoizedOneBitMean(OneBitMean):
     """1BitMean for repeated collection: α-point rounding to s + 1 grid points, then memoization.
 
+    ``privatize(values, secrets=...)`` with one stable 64-bit secret per user replays the same
+    bit while the user's rounded value stays; :attr:`epsilon_permanent` (= ε) is the cost of one
+    memo key over any number of rounds (:mod:`protocols.budget`).
+
     Parameters
     ----------
     epsilon : float
@@ -288,10 +292,6 @@ class MemoizedOneBitMean(OneBitMean):
         The upper bound m of the values.
     s : int
         Grid {0, m/s, …, m}. The per-round estimate is unbiased with 1BitMean's variance.
-
-    ``privatize(values, secrets=...)`` with one stable 64-bit secret per user replays the same
-    bit while the user's rounded value stays; :attr:`epsilon_permanent` (= ε) is the cost of one
-    memo key over any number of rounds (:mod:`protocols.budget`).
 
     References
     ----------
@@ -434,6 +434,8 @@ def sample_buckets(draw: Callable[[int, int], np.ndarray], n: int, d: int, size:
 class DBitFlip(FrequencyOracle):
     """dBitFlip (Ding et al. 2017, Section 2.2): histograms over d buckets.
 
+    The aggregate's counts are (2, d): users sampling v, and how many of them sent 1 for v.
+
     Parameters
     ----------
     epsilon : float
@@ -442,8 +444,6 @@ class DBitFlip(FrequencyOracle):
         Number of buckets (the paper's k).
     num_bits : int
         Buckets sampled and reported per user (the paper's d), 1 ≤ num_bits ≤ d.
-
-    The aggregate's counts are (2, d): users sampling v, and how many of them sent 1 for v.
 
     References
     ----------
