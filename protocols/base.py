@@ -311,9 +311,11 @@ class Mechanism(abc.ABC):
             The aggregate of another mechanism or other parameters.
         """
 
-    @abc.abstractmethod
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None, rng: RNG = None) -> Any:
         """The aggregate of users holding ``values``, exactly in distribution.
+
+        This default privatizes every user (exact, O(n)); mechanisms with a closed form override
+        it to draw the aggregate directly.
 
         Parameters
         ----------
@@ -329,6 +331,8 @@ class Mechanism(abc.ABC):
         aggregate
             What :meth:`aggregate` would return on the users' reports (same law).
         """
+        values, counts = user_counts(values, counts)
+        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
 
     @abc.abstractmethod
     def estimate(self, aggregate: Any) -> Any:
@@ -487,27 +491,6 @@ class FrequencyOracle(Mechanism):
             Zero counts: the neutral element of ``merge``.
         """
         return SupportCounts.empty(self, self.d)
-
-    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
-                 rng: RNG = None) -> SupportCounts:
-        """The aggregate of users holding ``values`` (``counts`` each): every user privatized,
-        exact in distribution at O(n) cost (oracles with a closed form override it).
-
-        Parameters
-        ----------
-        values : array_like of int
-            Values in [0, d).
-        counts : array_like of int, optional
-            ``counts[i]`` users hold ``values[i]`` (default one each).
-        rng : None, int or numpy.random.Generator
-            Randomness of the simulation.
-
-        Returns
-        -------
-        SupportCounts
-        """
-        values, counts = user_counts(values, counts)
-        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
 
     def check_aggregate(self, aggregate: SupportCounts) -> SupportCounts:
         """``aggregate`` if it is a :class:`SupportCounts` of this oracle.

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validate import check_epsilon, check_int
-from .base import RNG, Estimate, Mechanism, user_counts
+from .base import RNG, Estimate, Mechanism
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
 from .randomness import SystemRandom, bernoulli, laplace_grid, source, uniform
 
@@ -259,12 +259,6 @@ class _MeanMechanism(Mechanism):
         if aggregate.n == 0:
             raise LDPValueError("cannot estimate a mean from zero reports")
         return aggregate
-
-    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
-                 rng: RNG = None) -> MeanAggregate:
-        # Every user privatized (exact in law).
-        values, counts = user_counts(values, counts)
-        return self.aggregate(self.privatize(np.repeat(np.asarray(values, dtype=float), counts), rng))
 
     def estimate(self, aggregate: MeanAggregate) -> float:
         """Unbiased estimate of the mean of the original values: low + (Σ/n + 1)(high − low)/2.
