@@ -171,7 +171,7 @@ class Estimate:
 
     value: float | np.ndarray
     std_error: float | np.ndarray
-    interval: tuple
+    interval: tuple[float | np.ndarray, float | np.ndarray]
     confidence: float
 
     @classmethod

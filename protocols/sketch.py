@@ -94,8 +94,11 @@ class _CountMeanSketch(FrequencyOracle):
         rows = np.arange(self.k, dtype=np.uint64) + (np.uint64(self.seed) << np.uint64(16))
         self._set(hash_seeds=(splitmix64(rows) & np.uint64(0xFFFFFFFF)).astype(np.int64))
 
-    def columns(self, keys: ArrayLike) -> np.ndarray:
-        """h_l(x) = ⌊murmur3(x, s_l)·m/2^32⌋ for each key and row.
+    def encode(self, keys: ArrayLike) -> np.ndarray:
+        """The encoding of each key: its column h_l(x) = ⌊murmur3(x, s_l)·m/2^32⌋ in every row.
+
+        A client uses only the column of the row it draws (:meth:`privatize`); the server
+        reads every row.
 
         Parameters
         ----------
@@ -142,21 +145,6 @@ class _CountMeanSketch(FrequencyOracle):
         rows = integers(src, self.k, n)
         return rows, self.row_columns(keys, rows)
 
-    def encode(self, values: ArrayLike) -> np.ndarray:
-        """Not available: a sketch encodes a key only in the row the client draws.
-
-        Parameters
-        ----------
-        values : array_like
-            Ignored.
-
-        Raises
-        ------
-        LDPTypeError
-            Always: use :meth:`privatize`.
-        """
-        raise LDPTypeError(f"{type(self).__name__} encodes inside privatize(values)")
-
     def _keys(self, keys):
         keys = np.arange(self.d) if keys is None else keys
         if len(keys) == 0:
@@ -192,7 +180,7 @@ class _CountMeanSketch(FrequencyOracle):
         Apple Differential Privacy Team, 2017, Algorithm 3 (sketch-based frequency estimate).
         """
         agg = self.check_aggregate(aggregate)
-        cols = self.columns(self._keys(candidates))
+        cols = self.encode(self._keys(candidates))
         mean = self.sketch(agg)[np.arange(self.k), cols].mean(axis=1)
         return self.m / (self.m - 1) * (mean - agg.n / self.m)
 
@@ -366,7 +354,7 @@ class CMS(_CountMeanSketch):
         t = domain_counts(values, counts, self.d)
         gen = generator(rng)
         per_row = gen.multinomial(t, np.full(self.k, 1 / self.k))           # (d, k)
-        cells = np.arange(self.k) * self.m + self.columns(np.arange(self.d))
+        cells = np.arange(self.k) * self.m + self.encode(np.arange(self.d))
         hits = np.bincount(cells.ravel(), weights=per_row.ravel(), minlength=self.k * self.m)
         hits = np.rint(hits).astype(np.int64).reshape(self.k, self.m)
         size = per_row.sum(axis=0)
@@ -390,7 +378,7 @@ class CMS(_CountMeanSketch):
         dict
             {(row, packed ṽ): probability}.
         """
-        cols = self.columns([value])[0]
+        cols = self.encode([value])[0]
         return {(j, y): pr / self.k for j in range(self.k)
                 for y, pr in bit_vector_distribution(np.arange(self.m) == cols[j],
                                                      self.keep, 1 - self.keep).items()}
@@ -525,7 +513,7 @@ class HCMS(_CountMeanSketch):
         dict
             {(row, coefficient, sign): probability}.
         """
-        cols = self.columns([value])[0]
+        cols = self.encode([value])[0]
         out = {}
         for j in range(self.k):
             plus = parity(np.arange(self.m) & cols[j]) == 0

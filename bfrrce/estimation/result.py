@@ -23,7 +23,7 @@ class Count:
 
     value: float
     std_error: float
-    interval: tuple
+    interval: tuple[float, float]
 
 
 def _fmt(x):
@@ -64,15 +64,15 @@ class CardinalityEstimate:
 
     value: float
     std_error: float
-    interval: tuple
+    interval: tuple[float, float]
     confidence: float
     assumption: str
     visible: Count
-    detection_limit: dict
-    detection: dict
+    detection_limit: dict[float, float]
+    detection: dict[float, float]
     method: str
-    parameters: dict
-    details: dict = field(default_factory=dict, repr=False)
+    parameters: dict[str, object]
+    details: dict[str, object] = field(default_factory=dict, repr=False)
 
     @property
     def lower(self) -> float:
