@@ -47,7 +47,17 @@ class DerivedEpsilon(float):
 
 
 class Budget(NamedTuple):
-    """The outcome of the accounting: user-level ε, flip probabilities and perturbation."""
+    """The outcome of the accounting.
+
+    Attributes
+    ----------
+    epsilon : float
+        User-level ε.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    perturbation : str
+        ``"symmetric"`` or ``"optimized"``.
+    """
 
     epsilon: float
     p: float
@@ -58,7 +68,20 @@ class Budget(NamedTuple):
 def user_epsilon(p: float, q: float, l: int, unit: str) -> float:
     """User-level ε of per-bit randomized response (p, q) on filters with l hashes.
 
-    ``unit="value"``: l·ln(p(1 − q)/((1 − p)q)); ``unit="item"``: l·max(ln(p/q), ln((1 − q)/(1 − p))).
+    Parameters
+    ----------
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0], 0 < q < p < 1.
+    l : int
+        Hashes per value.
+    unit : {"value", "item"}
+        What the budget protects.
+
+    Returns
+    -------
+    float
+        ``unit="value"``: l·ln(p(1 − q)/((1 − p)q)); ``unit="item"``:
+        l·max(ln(p/q), ln((1 − q)/(1 − p))).
     """
     if unit == "value":
         return l * log_ratio(p, q)
@@ -71,10 +94,30 @@ def flip_probabilities(epsilon: float, l: int, perturbation: str, unit: str) -> 
     The formulas are those of :mod:`protocols.accounting`: a one-hot SUE/OUE report spends its
     budget on one pair of bits, a filter on l pairs (unit "value") or on l single bits (unit "item").
 
+    Parameters
+    ----------
+    epsilon : float
+        User-level budget.
+    l : int
+        Hashes per value.
+    perturbation : {"symmetric", "optimized"}
+        SUE-like or OUE-like flips.
+    unit : {"value", "item"}
+        What the budget protects.
+
+    Returns
+    -------
+    (float, float)
+        p and q.
+
     Raises
     ------
     LDPValueError
         An unknown ``perturbation`` or ``unit``.
+
+    References
+    ----------
+    Wang, Blocki, Li, Jha, USENIX Security 2017.
     """
     if perturbation not in PERTURBATIONS:
         raise LDPValueError(f"perturbation must be one of {PERTURBATIONS}, got {perturbation!r}")
@@ -88,7 +131,18 @@ def flip_probabilities(epsilon: float, l: int, perturbation: str, unit: str) -> 
 
 
 def per_bit_probabilities(per_bit_epsilon: float) -> tuple[float, float]:
-    """The paper's RR_P = e^{ε_b}/(1 + e^{ε_b}) for each bit (symmetric)."""
+    """The paper's RR_P = e^{ε_b}/(1 + e^{ε_b}) for each bit (symmetric).
+
+    Parameters
+    ----------
+    per_bit_epsilon : float
+        ε_b of one bit.
+
+    Returns
+    -------
+    (float, float)
+        p = e^{ε_b}/(1 + e^{ε_b}) and q = 1 − p.
+    """
     return sue_probabilities(2 * per_bit_epsilon)
 
 
@@ -107,6 +161,7 @@ def budget(epsilon: float | None, per_bit_epsilon: float | None, l: int, perturb
     perturbation : {"optimized", "symmetric"} or None
         None: "optimized" (per-bit mode: "symmetric", the only one it has).
     unit : {"value", "item"}
+        What the budget protects.
 
     Returns
     -------

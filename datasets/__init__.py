@@ -19,8 +19,9 @@ any file path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,16 +35,31 @@ NAMES = ("synthetic-1", "synthetic-2", "synthetic", "bitcoin")
 
 @dataclass(frozen=True)
 class Dataset:
+    """A named set of values to count.
+
+    Attributes
+    ----------
+    name : str
+        The dataset's name (or the file's name).
+    values : numpy.ndarray
+        One value per user.
+    cardinality : int
+        The true number of distinct values.
+    candidates : numpy.ndarray or None
+        A candidate domain for the estimators that need one (None: no natural domain).
+    description : str
+        What the values are and where they come from.
+    """
+
     name: str
     values: np.ndarray
     cardinality: int
     candidates: np.ndarray | None
     description: str
-    provenance: str
-    extra: dict = field(default_factory=dict)
 
     @property
-    def n(self):
+    def n(self) -> int:
+        """The number of users (values)."""
         return len(self.values)
 
 
@@ -53,23 +69,42 @@ def _synthetic(name, **options):
     domain = params.get("domain", 1000)
     return Dataset(name, values, len(np.unique(values)), np.arange(1, domain + 1),
                    f"n={len(values):,} users, {len(np.unique(values))} distinct integers of 1..{domain}, "
-                   f"{params.get('distribution', 'uniform')} frequencies",
-                   f"generated with seed {params.get('seed', 0)} (bfrrce.datasets.synthetic)", params)
+                   f"{params.get('distribution', 'uniform')} frequencies (seed {params.get('seed', 0)})")
 
 
 def _bitcoin(path=None, column="address", seed=0):
-    return Dataset("bitcoin", **bitcoin.load(path, column, seed))
+    data = bitcoin.load(path, column, seed)
+    return Dataset("bitcoin", data["values"], data["cardinality"], data["candidates"],
+                   f"{data['description']}; from {data['provenance']}")
 
 
 def _file(path, column=None, name=None):
     values = np.array(read_values(path, column))
     return Dataset(name or Path(path).name, values, len(np.unique(values)), None,
-                   f"{len(values):,} values of column {column!r}" if column else f"{len(values):,} lines",
-                   f"file {path}")
+                   (f"{len(values):,} values of column {column!r}" if column else f"{len(values):,} lines")
+                   + f" of {path}")
 
 
-def load(name, **options):
-    """Load a dataset by name (see the module docstring) or from a file path."""
+def load(name: str, **options: Any) -> Dataset:
+    """Load a dataset by name (see the module docstring) or from a file path.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`NAMES`, or the path of a CSV, TSV, Parquet or text file.
+    **options
+        ``synthetic``: n, cardinality, domain, distribution, s, seed (:func:`synthetic.generate`);
+        ``bitcoin``: path, column, seed (:func:`bitcoin.load`); a file: column.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    LDPValueError
+        An unknown name that is not an existing file.
+    """
     if name in ("synthetic-1", "synthetic-2", "synthetic"):
         return _synthetic(name, **options)
     if name == "bitcoin":

@@ -4,20 +4,57 @@ from __future__ import annotations
 
 import numpy as np
 
+from protocols.errors import LDPValueError
 
-def equal_counts(n, k):
-    """k counts summing to n, as equal as possible (they differ by at most 1)."""
+
+def equal_counts(n: int, k: int) -> np.ndarray:
+    """k counts summing to n, as equal as possible (they differ by at most 1).
+
+    Parameters
+    ----------
+    n, k : int
+        Total and number of counts.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (k,).
+    """
     return np.diff(np.linspace(0, n, k + 1).round().astype(np.int64))
 
 
-def generate(n, cardinality, domain=1000, distribution="uniform", s=1.1, seed=0):
-    """n values with exactly ``cardinality`` distinct integers from 1..domain.
+def generate(n: int, cardinality: int, domain: int = 1000, distribution: str = "uniform",
+             s: float = 1.1, seed: int = 0) -> np.ndarray:
+    """n values with exactly ``cardinality`` distinct integers from 1..domain, shuffled.
 
-    ``distribution="uniform"``: frequencies as equal as possible; ``"zipf"``: the i-th value has
-    weight i^(−s), every value held by at least one user. Values are shuffled.
+    Parameters
+    ----------
+    n : int
+        Number of values (users).
+    cardinality : int
+        Distinct values, 1 <= cardinality <= min(n, domain).
+    domain : int
+        Values are drawn from 1..domain.
+    distribution : {"uniform", "zipf"}
+        ``"uniform"``: frequencies as equal as possible; ``"zipf"``: the i-th value has weight
+        i^(−s), every value held by at least one user.
+    s : float
+        Zipf exponent.
+    seed : int
+        Seed of the support and the shuffle.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (n,).
+
+    Raises
+    ------
+    LDPValueError
+        A cardinality out of range or an unknown distribution.
     """
     if not 1 <= cardinality <= min(n, domain):
-        raise ValueError(f"need 1 <= cardinality <= min(n, domain), got {cardinality}")
+        raise LDPValueError(f"need 1 <= cardinality <= min(n, domain), got {cardinality}")
     rng = np.random.default_rng(seed)
     support = rng.choice(np.arange(1, domain + 1), size=cardinality, replace=False)
     if distribution == "uniform":
@@ -28,7 +65,7 @@ def generate(n, cardinality, domain=1000, distribution="uniform", s=1.1, seed=0)
         counts = 1 + np.floor(extra * weights / weights.sum()).astype(np.int64)
         counts[: n - counts.sum()] += 1
     else:
-        raise ValueError(f"distribution must be 'uniform' or 'zipf', got {distribution!r}")
+        raise LDPValueError(f"distribution must be 'uniform' or 'zipf', got {distribution!r}")
     values = np.repeat(support, counts)
     rng.shuffle(values)
     return values

@@ -8,6 +8,10 @@ Every oracle is an immutable object built with keyword arguments::
     agg = mech.aggregate(reports)             # server: mergeable SupportCounts
     counts = mech.estimate(agg)               # unbiased counts for the d values
     mech.variance(n)                          # analytic variance of one count
+
+Also: mean mechanisms (:mod:`.mean`, :mod:`.telemetry`), sketches over any keys
+(:mod:`.sketch`), consistency post-processing (:mod:`.consistency`), exact privacy audits
+(:mod:`.audit`) and a per-user budget across collections (:mod:`.budget`).
 """
 
 from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
@@ -31,14 +35,13 @@ from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
 DirectEncoding = GRR
 
 __all__ = [
-    "BLH", "GRR", "OLH", "OUE", "RAPPOR", "SHE", "SUE", "THE", "AuditResult", "BasicRAPPOR",
-    "CandidateEstimates", "DirectEncoding", "DuchiMean", "Estimate", "FormatError", "FrequencyOracle",
-    "HadamardResponse", "IncompatibleError", "InputError", "LDPError", "LDPTypeError", "LDPValueError", "LaplaceMean", "LocalHashing",
-    "MeanAggregate", "Mechanism", "PiecewiseMean", "PrivacyWarning", "RandomizedResponse", "RapporReports", "SubsetSelection",
-    "SupportCounts", "SystemRandom", "UnaryEncoding", "audit_mechanism", "base_cut", "base_pos",
-    "empirical_epsilon", "exact_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub",
-]
-__all__ += [       # the deployed mechanisms and the budget accountant (issue 15)
-    "CMS", "HCMS", "DBitFlip", "MemoizedDBitFlip", "MemoizedOneBitMean", "OneBitMean",
-    "BudgetExceeded", "PrivacyAccountant",
+    "AuditResult", "BLH", "BasicRAPPOR", "BudgetExceeded", "CMS", "CandidateEstimates", "DBitFlip",
+    "DirectEncoding", "DuchiMean", "Estimate", "FormatError", "FrequencyOracle", "GRR", "HCMS",
+    "HadamardResponse", "IncompatibleError", "InputError", "LDPError", "LDPTypeError",
+    "LDPValueError", "LaplaceMean", "LocalHashing", "MeanAggregate", "Mechanism",
+    "MemoizedDBitFlip", "MemoizedOneBitMean", "OLH", "OUE", "OneBitMean", "PiecewiseMean",
+    "PrivacyAccountant", "PrivacyWarning", "RAPPOR", "RandomizedResponse", "RapporReports", "SHE",
+    "SUE", "SubsetSelection", "SupportCounts", "SystemRandom", "THE", "UnaryEncoding",
+    "audit_mechanism", "base_cut", "base_pos", "empirical_epsilon", "exact_epsilon", "norm",
+    "norm_cut", "norm_mul", "norm_sub",
 ]

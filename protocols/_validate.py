@@ -6,6 +6,7 @@ import math
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
 
@@ -13,8 +14,27 @@ from .errors import IncompatibleError, LDPTypeError, LDPValueError
 MAX_EPSILON = 700.0     # e^700 ≈ 1e304: beyond, probabilities are not representable in float64
 
 
-def check_epsilon(epsilon, name="epsilon"):
-    """Return ε as a float; it must be a finite real number > 0."""
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    """Validate a privacy budget.
+
+    Parameters
+    ----------
+    epsilon : float
+        A finite real number, 0 < ε <= :data:`MAX_EPSILON`.
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    LDPTypeError
+        Not a real number (booleans included).
+    LDPValueError
+        Not finite, not positive, or so large that e^ε overflows.
+    """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise LDPTypeError(f"{name} must be a real number, got {epsilon!r}")
     epsilon = float(epsilon)
@@ -25,8 +45,29 @@ def check_epsilon(epsilon, name="epsilon"):
     return epsilon
 
 
-def check_int(value, name, minimum=None, maximum=None):
-    """Return an int in [minimum, maximum]."""
+def check_int(value: int, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Validate an integer argument.
+
+    Parameters
+    ----------
+    value : int
+        An integer (not a bool).
+    name : str
+        The argument's name, for the message.
+    minimum, maximum : int, optional
+        Inclusive bounds.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    LDPTypeError
+        Not an integer.
+    LDPValueError
+        Out of bounds.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise LDPTypeError(f"{name} must be an integer, got {value!r}")
     value = int(value)
@@ -37,8 +78,29 @@ def check_int(value, name, minimum=None, maximum=None):
     return value
 
 
-def check_probability(value, name, open_interval=True):
-    """Return a probability as a float, in (0, 1) (or [0, 1] if not ``open_interval``)."""
+def check_probability(value: float, name: str, open_interval: bool = True) -> float:
+    """Validate a probability.
+
+    Parameters
+    ----------
+    value : float
+        A real number in (0, 1) (or [0, 1] if not ``open_interval``).
+    name : str
+        The argument's name, for the message.
+    open_interval : bool
+        Refuse 0 and 1.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    LDPTypeError
+        Not a real number.
+    LDPValueError
+        Outside the interval.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise LDPTypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
@@ -49,11 +111,32 @@ def check_probability(value, name, open_interval=True):
     return value
 
 
-def check_values(values, d, name="values"):
-    """Return ``values`` as a 1-d int64 array of integers in [0, d).
+def check_values(values: ArrayLike, d: int, name: str = "values") -> np.ndarray:
+    """Validate a batch of domain values.
 
     Floats (even integral ones), booleans and objects are refused with a TypeError, so that
     NaN and silent truncation cannot slip in; out-of-domain values raise a ValueError.
+
+    Parameters
+    ----------
+    values : array_like of int
+        Integers in [0, d).
+    d : int
+        Domain size.
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (n,).
+
+    Raises
+    ------
+    LDPTypeError
+        Not integers.
+    LDPValueError
+        Empty, not 1-d, or outside [0, d).
     """
     arr = np.asarray(values)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
@@ -68,8 +151,33 @@ def check_values(values, d, name="values"):
     return arr.astype(np.int64, copy=False)
 
 
-def check_array(reports, dtype, shape_tail, name="reports"):
-    """Check a report array's dtype and trailing shape; return it (never copied nor modified)."""
+def check_array(reports: ArrayLike, dtype: np.dtype | type, shape_tail: tuple[int, ...],
+                name: str = "reports") -> np.ndarray:
+    """Validate a report array's dtype and trailing shape.
+
+    Parameters
+    ----------
+    reports : array_like
+        The reports.
+    dtype : numpy.dtype or type
+        The exact dtype required.
+    shape_tail : tuple of int
+        The shape of one report.
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    numpy.ndarray
+        The reports (never copied nor modified).
+
+    Raises
+    ------
+    LDPTypeError
+        Another dtype.
+    IncompatibleError
+        Another shape.
+    """
     arr = np.asarray(reports)
     if arr.dtype != np.dtype(dtype):
         raise LDPTypeError(f"{name} must have dtype {np.dtype(dtype)}, got {arr.dtype}")
@@ -79,8 +187,23 @@ def check_array(reports, dtype, shape_tail, name="reports"):
     return arr
 
 
-def check_range(arr, high, name="reports"):
-    """Refuse entries outside [0, high): reports of a mechanism with other parameters."""
+def check_range(arr: np.ndarray, high: int, name: str = "reports") -> None:
+    """Refuse entries outside [0, high): reports of a mechanism with other parameters.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        Integer entries.
+    high : int
+        Exclusive upper bound.
+    name : str
+        The argument's name, for the message.
+
+    Raises
+    ------
+    IncompatibleError
+        An entry outside [0, high).
+    """
     if arr.size and (arr.min() < 0 or arr.max() >= high):
         bad = arr[(arr < 0) | (arr >= high)][0].item()
         raise IncompatibleError(f"{name} entries must be in [0, {high}); found {bad!r}")

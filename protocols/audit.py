@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import permutations
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 
+from .base import Mechanism
 from .errors import LDPValueError
 
 
-def exact_epsilon(distribution, inputs):
+def exact_epsilon(distribution: Callable[[Any], dict], inputs: Iterable) -> float:
     """Worst-case ε of a mechanism given its exact output distributions.
 
     Parameters
@@ -35,6 +38,12 @@ def exact_epsilon(distribution, inputs):
         mechanism's ``output_distribution``).
     inputs : iterable
         The inputs to compare pairwise (all of a small domain, or the worst-case pair).
+
+    Returns
+    -------
+    float
+        max over input pairs (x, x') and outputs y of ln(Pr[y | x]/Pr[y | x']); ∞ when an output
+        is possible under one input and impossible under another.
     """
     dists = [distribution(x) for x in inputs]
     worst = 0.0
@@ -51,23 +60,50 @@ def exact_epsilon(distribution, inputs):
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Claimed and measured ε; ``ok`` when the measured ε does not exceed the claim."""
+    """Claimed and measured ε of one mechanism.
+
+    Attributes
+    ----------
+    mechanism : str
+        The mechanism's repr.
+    claimed : float
+        The ε it claims.
+    measured : float
+        The exact ε of its output distributions.
+    """
 
     mechanism: str
     claimed: float
     measured: float
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
+        """The measured ε does not exceed the claim (relative tolerance 1e-9)."""
         return self.measured <= self.claimed * (1 + 1e-9)
 
     @property
-    def tight(self):
+    def tight(self) -> bool:
+        """The measured ε equals the claim (relative tolerance 1e-9)."""
         return self.ok and self.measured >= self.claimed * (1 - 1e-9)
 
 
-def audit_mechanism(mechanism, inputs=None, claimed=None):
-    """Exact audit of a mechanism with ``output_distribution`` (inputs default: its domain)."""
+def audit_mechanism(mechanism: Mechanism, inputs: Iterable | None = None,
+                    claimed: float | None = None) -> AuditResult:
+    """Exact audit of a mechanism's claimed ε by enumeration of ``output_distribution``.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        A mechanism with ``output_distribution`` (and ``d`` when ``inputs`` is None).
+    inputs : iterable, optional
+        The inputs to compare; default ``range(mechanism.d)``.
+    claimed : float, optional
+        The claim to check; default ``mechanism.epsilon``.
+
+    Returns
+    -------
+    AuditResult
+    """
     inputs = range(mechanism.d) if inputs is None else inputs
     claimed = mechanism.epsilon if claimed is None else claimed
     return AuditResult(repr(mechanism), claimed, exact_epsilon(mechanism.output_distribution, inputs))
@@ -82,9 +118,28 @@ def _kl(a, p):
     return out
 
 
-def chernoff_bounds(count, total, delta):
-    """(lower, upper) bounds on p from ``count`` successes in ``total`` trials; each side fails
-    with probability at most δ (Chernoff–Hoeffding, relative-entropy form)."""
+def chernoff_bounds(count: int, total: int, delta: float) -> tuple[float, float]:
+    """Confidence bounds on a success probability p from ``count`` successes in ``total`` trials.
+
+    Each bound solves KL(p̂‖p) = ln(1/δ)/total (Brent's method), so each side fails with
+    probability at most δ: Pr[p̂ >= a] <= exp(−total·KL(a‖p)).
+
+    Parameters
+    ----------
+    count, total : int
+        Successes and trials.
+    delta : float
+        Failure probability of each side.
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper bound on p.
+
+    References
+    ----------
+    W. Hoeffding, "Probability inequalities for sums of bounded random variables", JASA 1963.
+    """
     a = count / total
     limit = math.log(1 / delta) / total
 
@@ -99,7 +154,9 @@ def chernoff_bounds(count, total, delta):
     return lower, upper
 
 
-def empirical_epsilon(sampler, x1, x2, samples=100_000, confidence=0.95, feature=None, rng=0):
+def empirical_epsilon(sampler: Callable, x1: Any, x2: Any, samples: int = 100_000,
+                      confidence: float = 0.95, feature: Callable | None = None,
+                      rng: int | np.random.Generator = 0) -> float:
     """Lower bound on ε that holds with probability ``confidence``, from samples.
 
     Parameters
@@ -107,8 +164,26 @@ def empirical_epsilon(sampler, x1, x2, samples=100_000, confidence=0.95, feature
     sampler : callable
         ``sampler(x, size, rng)`` returns ``size`` outputs of the mechanism on input x (an array
         whose rows are outputs, or a sequence of hashable outputs).
+    x1, x2
+        The two inputs compared.
+    samples : int
+        Outputs drawn in all (half to choose the event, half to bound it), >= 4.
+    confidence : float
+        Probability that the bound holds.
     feature : callable, optional
         Maps the outputs to hashable events (default: the output itself, rows as bytes).
+    rng : int or numpy.random.Generator
+        Randomness of the sampling.
+
+    Returns
+    -------
+    float
+        ε_lb = ln(lower(P1[E])/upper(P2[E])) (0 when nothing is significant).
+
+    Raises
+    ------
+    LDPValueError
+        ``samples`` < 4.
     """
     if samples < 4:
         raise LDPValueError(f"samples must be >= 4, got {samples}")

@@ -21,10 +21,15 @@ Theorem 2). Mechanisms override ``_support`` (reports → C) and set ``p_star``,
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 from statistics import NormalDist
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+RNG = None | int | np.random.Generator     # the ``rng`` argument of every mechanism
 
 from ._validate import check_int, check_probability, check_values
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
@@ -43,9 +48,18 @@ class SupportCounts:
     Immutable; ``a.merge(b)`` (or ``a + b``) returns a new aggregate. Merging is exact integer
     addition, so any order of merges gives an equal result. Aggregates of different mechanisms
     (or of the same mechanism with other parameters) refuse to merge.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism whose reports were aggregated (compared by value on merge).
+    counts : array_like of int
+        The sufficient statistics (copied to a read-only int64 array).
+    n : int
+        The number of reports, >= 0.
     """
 
-    mechanism: object
+    mechanism: Mechanism
     counts: np.ndarray
     n: int
 
@@ -54,12 +68,35 @@ class SupportCounts:
         object.__setattr__(self, "n", check_int(self.n, "n", 0))
 
     @classmethod
-    def empty(cls, mechanism, size):
-        """The aggregate of no reports: ``size`` zero counts."""
+    def empty(cls, mechanism: Mechanism, size: int | tuple[int, ...]) -> SupportCounts:
+        """The aggregate of no reports.
+
+        Parameters
+        ----------
+        mechanism : Mechanism
+            The mechanism the aggregate belongs to.
+        size : int or tuple of int
+            Shape of the zero counts.
+
+        Returns
+        -------
+        SupportCounts
+            Zero counts, ``n = 0``: the neutral element of :meth:`merge`.
+        """
         return cls(mechanism, np.zeros(size, dtype=np.int64), 0)
 
-    def merge(self, other):
+    def merge(self, other: SupportCounts) -> SupportCounts:
         """The aggregate of both batches (exact integer addition).
+
+        Parameters
+        ----------
+        other : SupportCounts
+            An aggregate of the same mechanism.
+
+        Returns
+        -------
+        SupportCounts
+            Counts and ``n`` added.
 
         Raises
         ------
@@ -84,8 +121,15 @@ class SupportCounts:
     __hash__ = None
 
 
-def user_counts(values, counts=None):
+def user_counts(values: ArrayLike, counts: ArrayLike | None = None) -> tuple[ArrayLike, np.ndarray]:
     """``values`` and the number of users holding each (validated; default one user per entry).
+
+    Parameters
+    ----------
+    values : array_like
+        The values held (one entry per distinct holder group).
+    counts : array_like of int, optional
+        ``counts[i]`` users hold ``values[i]``; default one user per entry.
 
     Returns
     -------
@@ -116,20 +160,41 @@ class Estimate:
     Attributes
     ----------
     value : float or numpy.ndarray
+        The point estimate.
     std_error : float or numpy.ndarray
+        Its standard error.
     interval : (lower, upper)
         Normal-approximation interval value ± z·std_error at level ``confidence``.
     confidence : float
+        Level of ``interval``.
     """
 
-    value: object
-    std_error: object
-    interval: tuple
+    value: float | np.ndarray
+    std_error: float | np.ndarray
+    interval: tuple[float | np.ndarray, float | np.ndarray]
     confidence: float
 
     @classmethod
-    def normal(cls, value, std_error, confidence=0.95):
-        """value ± z_{(1+confidence)/2}·std_error."""
+    def normal(cls, value: float | np.ndarray, std_error: float | np.ndarray,
+               confidence: float = 0.95) -> Estimate:
+        """The normal interval value ± z·std_error, z = Φ⁻¹((1 + confidence)/2).
+
+        Parameters
+        ----------
+        value, std_error : float or numpy.ndarray
+            Point estimate and standard error.
+        confidence : float
+            Level in (0, 1).
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        LDPValueError
+            ``confidence`` outside (0, 1).
+        """
         z = NormalDist().inv_cdf(0.5 + check_probability(confidence, "confidence") / 2)
         return cls(value, std_error, (value - z * std_error, value + z * std_error), confidence)
 
@@ -149,37 +214,160 @@ class Mechanism(abc.ABC):
     ``values``, ``counts[i]`` of them ``values[i]`` (default: one user per entry). Mechanisms
     with a closed form draw the aggregate directly (O(d) or O(L)); the others privatize every
     user, which is exact in distribution too.
+
+    References
+    ----------
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally differentially private protocols for frequency
+    estimation", USENIX Security 2017 (encode, perturb, aggregate, estimate).
     """
 
     epsilon: float
 
     @abc.abstractmethod
-    def privatize(self, values, rng=None):
-        """One report per value (``rng=None``: the OS CSPRNG, what clients must use)."""
+    def privatize(self, values: ArrayLike, rng: RNG = None) -> Any:
+        """One report per value: what each client sends.
+
+        Parameters
+        ----------
+        values : array_like
+            The users' values (one per user).
+        rng : None, int or numpy.random.Generator
+            None: the operating system's CSPRNG (what clients must use); a seed or generator
+            only for simulations and tests.
+
+        Returns
+        -------
+        reports
+            A batch of reports (an array or a named tuple of arrays, see each mechanism).
+
+        Raises
+        ------
+        LDPTypeError, LDPValueError
+            Values of the wrong type or outside the domain.
+        """
 
     @abc.abstractmethod
-    def check_reports(self, reports):
-        """``reports`` if they are reports of this mechanism (returned unchanged), else raise."""
+    def check_reports(self, reports: Any) -> Any:
+        """Validate a batch of reports of this mechanism.
+
+        Parameters
+        ----------
+        reports
+            A batch as :meth:`privatize` returns it.
+
+        Returns
+        -------
+        reports
+            The same reports (never copied nor modified).
+
+        Raises
+        ------
+        LDPTypeError
+            Reports of another type or dtype.
+        IncompatibleError
+            Reports of another shape or range: another mechanism or other parameters.
+        """
 
     @abc.abstractmethod
-    def aggregate(self, reports):
-        """The mergeable aggregate of a batch of reports (validated, never modified)."""
+    def aggregate(self, reports: Any) -> Any:
+        """The mergeable aggregate of a batch of reports (validated, never modified).
+
+        Parameters
+        ----------
+        reports
+            A batch as :meth:`privatize` returns it.
+
+        Returns
+        -------
+        aggregate
+            A :class:`SupportCounts` (or :class:`protocols.MeanAggregate`, or
+            :class:`bfrrce.ColumnSums`): exact, mergeable with ``merge``.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            As :meth:`check_reports`.
+        """
 
     @abc.abstractmethod
-    def check_aggregate(self, aggregate):
-        """``aggregate`` if it is an aggregate of this mechanism, else raise."""
+    def check_aggregate(self, aggregate: Any) -> Any:
+        """Validate an aggregate of this mechanism.
+
+        Parameters
+        ----------
+        aggregate
+            An aggregate as :meth:`aggregate` returns it.
+
+        Returns
+        -------
+        aggregate
+            The same aggregate.
+
+        Raises
+        ------
+        LDPTypeError
+            An object of another type.
+        IncompatibleError
+            The aggregate of another mechanism or other parameters.
+        """
+
+    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None, rng: RNG = None) -> Any:
+        """The aggregate of users holding ``values``, exactly in distribution.
+
+        This default privatizes every user (exact, O(n)); mechanisms with a closed form override
+        it to draw the aggregate directly.
+
+        Parameters
+        ----------
+        values : array_like
+            The values held.
+        counts : array_like of int, optional
+            ``counts[i]`` users hold ``values[i]`` (default: one user per entry).
+        rng : None, int or numpy.random.Generator
+            Randomness of the simulation.
+
+        Returns
+        -------
+        aggregate
+            What :meth:`aggregate` would return on the users' reports (same law).
+        """
+        values, counts = user_counts(values, counts)
+        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
 
     @abc.abstractmethod
-    def simulate(self, values, *, counts=None, rng=None):
-        """The aggregate of users holding ``values`` (``counts`` each), exactly in distribution."""
+    def estimate(self, aggregate: Any) -> Any:
+        """The estimate of the aggregate's users (see each mechanism).
+
+        Parameters
+        ----------
+        aggregate
+            An aggregate of this mechanism.
+
+        Returns
+        -------
+        estimate
+            Counts per value (frequency oracles), a mean, or a cardinality estimate.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            As :meth:`check_aggregate`.
+        """
 
     @abc.abstractmethod
-    def estimate(self, aggregate):
-        """The estimate of the aggregate's users (see each mechanism)."""
+    def output_distribution(self, value: Any) -> dict:
+        """Exact law of one report, for audits (small output spaces).
 
-    @abc.abstractmethod
-    def output_distribution(self, value):
-        """Exact Pr[report | value] as {report: probability} (small output spaces)."""
+        Parameters
+        ----------
+        value
+            One input value.
+
+        Returns
+        -------
+        dict
+            {report (hashable): Pr[report | value]}.
+        """
 
 
 class FrequencyOracle(Mechanism):
@@ -187,6 +375,19 @@ class FrequencyOracle(Mechanism):
 
     Subclasses define ``d``, ``epsilon``, ``p_star``, ``q_star`` and the methods ``encode``,
     ``perturb``, ``check_reports``, ``_support`` and ``output_distribution``.
+
+    Attributes
+    ----------
+    d : int
+        Domain size: values are integers in [0, d).
+    epsilon : float
+        The ε of one report (exact).
+    p_star, q_star : float
+        Pr[a report supports v | the user holds v], and | the user holds another value.
+
+    References
+    ----------
+    T. Wang, J. Blocki, N. Li, S. Jha, USENIX Security 2017, Theorem 2 (pure protocols).
     """
 
     def _set(self, **derived):
@@ -194,51 +395,115 @@ class FrequencyOracle(Mechanism):
             object.__setattr__(self, name, value)
 
     # -- client ---------------------------------------------------------------------------
-    def encode(self, values):
-        """Validate ``values`` (integers in [0, d)); the default encoding is the value itself."""
+    def encode(self, values: ArrayLike) -> np.ndarray:
+        """Validate values; the default encoding is the value itself.
+
+        Parameters
+        ----------
+        values : array_like of int
+            Integers in [0, d).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 values (n,).
+
+        Raises
+        ------
+        LDPTypeError
+            Not integers.
+        LDPValueError
+            Outside [0, d), empty or not one-dimensional.
+        """
         return check_values(values, self.d)
 
-    def privatize(self, values, rng=None):
+    def privatize(self, values: ArrayLike, rng: RNG = None) -> np.ndarray:
         """Encode and perturb a batch of values; one report per value.
 
-        ``rng=None`` draws from a ChaCha20 stream keyed from the operating system's CSPRNG
-        (:class:`protocols.randomness.SystemRandom`, what clients must use); pass a seed only
-        for simulations and tests.
+        Parameters
+        ----------
+        values : array_like of int
+            Integers in [0, d).
+        rng : None, int or numpy.random.Generator
+            None draws from a ChaCha20 stream keyed from the operating system's CSPRNG
+            (:class:`protocols.randomness.SystemRandom`, what clients must use); pass a seed only
+            for simulations and tests.
+
+        Returns
+        -------
+        numpy.ndarray
+            One report per value.
+
+        Raises
+        ------
+        LDPTypeError, LDPValueError
+            As :meth:`encode`.
         """
         return self.perturb(self.encode(values), rng)
 
     # -- server ---------------------------------------------------------------------------
-    def aggregate(self, reports):
-        """Support counts of a batch of reports, as a mergeable :class:`SupportCounts`.
+    def aggregate(self, reports: ArrayLike) -> SupportCounts:
+        """Support counts C(v) of a batch of reports (validated, never modified).
 
-        The reports are validated and never modified.
+        Parameters
+        ----------
+        reports : numpy.ndarray
+            A batch as :meth:`privatize` returns it.
+
+        Returns
+        -------
+        SupportCounts
+            C(v) for every value and the number of reports.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            As :meth:`check_reports`.
         """
         reports = self.check_reports(reports)
         return SupportCounts(self, self._support(reports), len(reports))
 
-    def aggregate_batches(self, batches):
+    def aggregate_batches(self, batches: Iterable) -> SupportCounts:
         """One aggregate of an iterable of report batches (chunks of a file, say).
 
         Equal to merging ``aggregate(batch)`` over the batches; memory is that of one batch.
         Packed-bit mechanisms override it to keep one running counter across batches.
+
+        Parameters
+        ----------
+        batches : iterable
+            Report batches as :meth:`privatize` returns them.
+
+        Returns
+        -------
+        SupportCounts
         """
         total = self.empty_aggregate()
         for reports in batches:
             total = total.merge(self.aggregate(reports))
         return total
 
-    def empty_aggregate(self):
-        """The aggregate of no reports (the neutral element of ``merge``)."""
+    def empty_aggregate(self) -> SupportCounts:
+        """The aggregate of no reports.
+
+        Returns
+        -------
+        SupportCounts
+            Zero counts: the neutral element of ``merge``.
+        """
         return SupportCounts.empty(self, self.d)
 
-    def simulate(self, values, *, counts=None, rng=None):
-        """The aggregate of users holding ``values`` (``counts`` each): every user privatized,
-        exact in distribution at O(n) cost (oracles with a closed form override it)."""
-        values, counts = user_counts(values, counts)
-        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
-
-    def check_aggregate(self, aggregate):
+    def check_aggregate(self, aggregate: SupportCounts) -> SupportCounts:
         """``aggregate`` if it is a :class:`SupportCounts` of this oracle.
+
+        Parameters
+        ----------
+        aggregate : SupportCounts
+
+        Returns
+        -------
+        SupportCounts
+            The same aggregate.
 
         Raises
         ------
@@ -254,22 +519,79 @@ class FrequencyOracle(Mechanism):
                 f"aggregate of {aggregate.mechanism!r} cannot be estimated by {self!r}")
         return aggregate
 
-    def estimate(self, aggregate):
-        """Unbiased estimates of the number of users holding each value: (C − n·q*)/(p* − q*)."""
+    def estimate(self, aggregate: SupportCounts) -> np.ndarray:
+        """Unbiased estimates of the number of users holding each value: (C − n·q*)/(p* − q*).
+
+        Parameters
+        ----------
+        aggregate : SupportCounts
+            An aggregate of this oracle.
+
+        Returns
+        -------
+        numpy.ndarray
+            float counts (d,).
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            As :meth:`check_aggregate`.
+
+        References
+        ----------
+        Wang et al., USENIX Security 2017, Theorem 2.
+        """
         agg = self.check_aggregate(aggregate)
         return (agg.counts - agg.n * self.q_star) / (self.p_star - self.q_star)
 
-    def estimate_with_error(self, aggregate, confidence=0.95):
-        """:meth:`estimate` with standard errors √Var(n, f̂) (f̂ = clip(ĉ/n, 0, 1), plug-in) and
-        normal intervals at level ``confidence``: an :class:`Estimate` of arrays."""
+    def estimate_with_error(self, aggregate: SupportCounts, confidence: float = 0.95) -> Estimate:
+        """:meth:`estimate` with standard errors and normal intervals.
+
+        The standard error is √Var(n, f̂) (:meth:`variance`) at the plug-in f̂ = clip(ĉ/n, 0, 1).
+
+        Parameters
+        ----------
+        aggregate : SupportCounts
+            An aggregate of this oracle.
+        confidence : float
+            Level of the intervals.
+
+        Returns
+        -------
+        Estimate
+            Arrays of d values.
+        """
         value = self.estimate(aggregate)
         n = aggregate.n
         freq = np.clip(value / max(n, 1), 0.0, 1.0)
         se = np.sqrt([self.variance(n, f) for f in freq])
         return Estimate.normal(value, se, confidence)
 
-    def variance(self, n, f=0.0):
-        """Analytic variance of one count estimate over ``n`` reports (f: true frequency of the value)."""
+    def variance(self, n: int, f: float = 0.0) -> float:
+        """Analytic variance of one count estimate over ``n`` reports.
+
+        Var = n·q*(1 − q*)/(p* − q*)² + n·f·(1 − p* − q*)/(p* − q*).
+
+        Parameters
+        ----------
+        n : int
+            Number of reports.
+        f : float
+            True frequency of the value, in [0, 1].
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        LDPValueError
+            ``f`` outside [0, 1] or ``n`` negative.
+
+        References
+        ----------
+        Wang et al., USENIX Security 2017, Theorem 2.
+        """
         n = check_int(n, "n", 0)
         f = float(f)
         if not 0.0 <= f <= 1.0:
@@ -278,8 +600,23 @@ class FrequencyOracle(Mechanism):
         return n * q * (1 - q) / (p - q) ** 2 + n * f * (1 - p - q) / (p - q)
 
 
-def domain_counts(values, counts, d):
-    """t[v] = number of users holding v, for users holding ``values`` (``counts`` each) in [0, d)."""
+def domain_counts(values: ArrayLike, counts: ArrayLike | None, d: int) -> np.ndarray:
+    """The histogram of users over the domain.
+
+    Parameters
+    ----------
+    values : array_like of int
+        Values in [0, d).
+    counts : array_like of int or None
+        ``counts[i]`` users hold ``values[i]`` (None: one each).
+    d : int
+        Domain size.
+
+    Returns
+    -------
+    numpy.ndarray
+        t (d,) int64: t[v] = number of users holding v.
+    """
     values, counts = user_counts(values, counts)
     t = np.zeros(d, dtype=np.int64)
     np.add.at(t, check_values(values, d), counts)

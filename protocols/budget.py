@@ -22,10 +22,13 @@ tests/test_telemetry.py). That is the price of the unbounded-rounds guarantee fo
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import check_epsilon
+from .base import Mechanism
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys
 from .serialize import mechanism_params
@@ -100,6 +103,12 @@ class PrivacyAccountant:
     total : float
         ε_total, the budget of every user.
 
+    References
+    ----------
+    C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014, Thm 3.16
+    (sequential composition); Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR", CCS 2014
+    (permanent response); B. Ding, J. Kulkarni, S. Yekhanin, NeurIPS 2017 (memoization).
+
     Examples
     --------
     >>> from protocols import OLH, PrivacyAccountant
@@ -108,15 +117,9 @@ class PrivacyAccountant:
     [1.5, 1.5]
     >>> acct.remaining([1, 2, 3]).tolist()
     [0.5, 0.5, 2.0]
-
-    References
-    ----------
-    C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014, Thm 3.16
-    (sequential composition); Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR", CCS 2014
-    (permanent response); B. Ding, J. Kulkarni, S. Yekhanin, NeurIPS 2017 (memoization).
     """
 
-    def __init__(self, total: float):
+    def __init__(self, total: float) -> None:
         self.total = check_epsilon(total, "total")
         self._spent = _Table(8, np.float64)
         self._reports = _Table(24, np.int64)          # (user, mechanism, memo key) → reports
@@ -146,7 +149,7 @@ class PrivacyAccountant:
         cost = (np.minimum((before + 1) * epsilon, permanent) - np.minimum(before * epsilon, permanent))
         return users, cost, (rows, before + 1)
 
-    def cost(self, users, mechanism, keys=None):
+    def cost(self, users: ArrayLike, mechanism: Mechanism | float, keys: ArrayLike | None = None) -> np.ndarray:
         """ε each user would be charged for one report of ``mechanism`` (nothing is charged).
 
         Parameters
@@ -157,11 +160,35 @@ class PrivacyAccountant:
             Anything with ``epsilon`` (and ``epsilon_permanent`` when ``keys`` are given), or an ε.
         keys : array, optional
             Each user's memo key, for a memoized mechanism whose reports replay one response per key.
+
+        Returns
+        -------
+        numpy.ndarray
+            float ε per user: ε for a one-shot report; min((r + 1)ε, ε_permanent) − min(rε,
+            ε_permanent) for the (r + 1)-th report with one memo key.
+
+        Raises
+        ------
+        LDPTypeError
+            Users that are not distinct integer ids, or keys for a mechanism without
+            ``epsilon_permanent``.
+        LDPValueError
+            Repeated users, keys of another length, or a bad ε.
         """
         return self._plan(users, mechanism, keys)[1]
 
-    def spend(self, users, mechanism, keys=None):
+    def spend(self, users: ArrayLike, mechanism: Mechanism | float, keys: ArrayLike | None = None) -> np.ndarray:
         """Charge one collection and return the ε charged to each user.
+
+        Parameters
+        ----------
+        users, mechanism, keys
+            As :meth:`cost`.
+
+        Returns
+        -------
+        numpy.ndarray
+            float ε charged per user.
 
         Raises
         ------
@@ -182,10 +209,16 @@ class PrivacyAccountant:
             self._reports.set(*memo)
         return cost
 
-    def to_dict(self):
-        """The ledger as plain lists (JSON-ready): ``{"total", "users", "spent", "mechanisms",
-        "memo"}``; ``mechanisms`` are {"class", "params"} of the memoized mechanisms charged, and
-        each ``memo`` entry is [user, mechanism index, memo key word, reports]."""
+    def to_dict(self) -> dict[str, Any]:
+        """The ledger as plain lists, ready for JSON.
+
+        Returns
+        -------
+        dict
+            ``{"total", "users", "spent", "mechanisms", "memo"}``; ``mechanisms`` are
+            {"class", "params"} of the memoized mechanisms charged, and each ``memo`` entry is
+            [user, mechanism index, memo key word, reports].
+        """
         users = self._spent.keys.view(">u8").astype(np.uint64).view(np.int64)
         memo = self._reports.keys.view(">u8").reshape(-1, 3).astype(np.uint64)
         return {"total": self.total, "users": users.tolist(), "spent": self._spent.values.tolist(),
@@ -195,8 +228,19 @@ class PrivacyAccountant:
                                                    memo[:, 2].tolist(), self._reports.values.tolist())]}
 
     @classmethod
-    def from_dict(cls, state):
-        """The accountant saved by :meth:`to_dict` (mechanisms rebuilt from :mod:`protocols`)."""
+    def from_dict(cls, state: dict[str, Any]) -> PrivacyAccountant:
+        """The accountant saved by :meth:`to_dict`.
+
+        Parameters
+        ----------
+        state : dict
+            What :meth:`to_dict` returned (possibly through JSON).
+
+        Returns
+        -------
+        PrivacyAccountant
+            With its mechanisms rebuilt from :mod:`protocols` by class name and parameters.
+        """
         import protocols
 
         acct = cls(state["total"])
@@ -208,10 +252,31 @@ class PrivacyAccountant:
                                 np.array(keys, dtype=np.uint64)), np.array(reports, dtype=np.int64))
         return acct
 
-    def spent(self, users):
-        """ε spent so far by each user (0 for users never charged)."""
+    def spent(self, users: ArrayLike) -> np.ndarray:
+        """ε spent so far by each user.
+
+        Parameters
+        ----------
+        users : array_like of int
+            Distinct user ids.
+
+        Returns
+        -------
+        numpy.ndarray
+            float ε per user (0 for users never charged).
+        """
         return self._spent.get(_rows(_user_ids(users)))
 
-    def remaining(self, users):
-        """ε_total − spent, per user."""
+    def remaining(self, users: ArrayLike) -> np.ndarray:
+        """ε_total − spent, per user.
+
+        Parameters
+        ----------
+        users : array_like of int
+            Distinct user ids.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         return self.total - self.spent(users)

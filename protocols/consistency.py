@@ -20,6 +20,7 @@ from __future__ import annotations
 from statistics import NormalDist
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import LDPValueError
 
@@ -38,31 +39,142 @@ def _total(total):
     return total
 
 
-def base_pos(estimates):
+def base_pos(estimates: ArrayLike) -> np.ndarray:
+    """Base-Pos: every negative estimate → 0.
+
+    Parameters
+    ----------
+    estimates : array_like of float
+        Non-empty 1-d vector of finite estimates.
+
+    Returns
+    -------
+    numpy.ndarray
+        max(x, 0).
+
+    Raises
+    ------
+    LDPValueError
+        Not a non-empty 1-d vector of finite numbers.
+
+    References
+    ----------
+    Wang, Lopuhaä-Zwakenberg, Li, Škorić, Li, NDSS 2020.
+    """
     return np.maximum(_vector(estimates), 0.0)
 
 
-def base_cut(estimates, sigma, alpha=0.05):
-    """Zero every estimate below Φ⁻¹(1 − α/d)·σ (σ: standard deviation of one estimate)."""
+def base_cut(estimates: ArrayLike, sigma: float, alpha: float = 0.05) -> np.ndarray:
+    """Base-Cut: zero every estimate below Φ⁻¹(1 − α/d)·σ (a Bonferroni test over d values).
+
+    Parameters
+    ----------
+    estimates : array_like of float
+        Non-empty 1-d vector of finite estimates.
+    sigma : float
+        Standard deviation of one estimate.
+    alpha : float
+        Family-wise false-positive rate.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    LDPValueError
+        Not a non-empty 1-d vector of finite numbers.
+
+    References
+    ----------
+    Wang, Lopuhaä-Zwakenberg, Li, Škorić, Li, NDSS 2020.
+    """
     x = _vector(estimates)
     threshold = NormalDist().inv_cdf(1 - alpha / x.size) * float(sigma)
     return np.where(x >= threshold, x, 0.0)
 
 
-def norm(estimates, total):
+def norm(estimates: ArrayLike, total: float) -> np.ndarray:
+    """Norm: add one constant δ to every estimate so that they sum to ``total``.
+
+    Parameters
+    ----------
+    estimates : array_like of float
+        Non-empty 1-d vector of finite estimates.
+    total : float
+        The sum the result must have (n for counts, 1 for frequencies), > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    LDPValueError
+        Bad estimates or ``total``.
+
+    References
+    ----------
+    Wang, Lopuhaä-Zwakenberg, Li, Škorić, Li, NDSS 2020.
+    """
     x = _vector(estimates)
     return x + (_total(total) - x.sum()) / x.size
 
 
-def norm_mul(estimates, total):
+def norm_mul(estimates: ArrayLike, total: float) -> np.ndarray:
+    """Norm-Mul: negatives → 0, then scale to sum to ``total`` (uniform if all are 0).
+
+    Parameters
+    ----------
+    estimates : array_like of float
+        Non-empty 1-d vector of finite estimates.
+    total : float
+        The sum the result must have, > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    LDPValueError
+        Bad estimates or ``total``.
+
+    References
+    ----------
+    Wang, Lopuhaä-Zwakenberg, Li, Škorić, Li, NDSS 2020.
+    """
     x = np.maximum(_vector(estimates), 0.0)
     if x.sum() == 0:
         return np.full(x.size, _total(total) / x.size)
     return x * (_total(total) / x.sum())
 
 
-def norm_sub(estimates, total):
-    """max(x + δ, 0) with δ such that the result sums to ``total`` (exact, by sorting)."""
+def norm_sub(estimates: ArrayLike, total: float) -> np.ndarray:
+    """Norm-Sub: max(x + δ, 0) with δ such that the result sums to ``total`` (exact, by sorting).
+
+    The Euclidean projection onto the scaled simplex, the paper's best general-purpose method.
+
+    Parameters
+    ----------
+    estimates : array_like of float
+        Non-empty 1-d vector of finite estimates.
+    total : float
+        The sum the result must have, > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    LDPValueError
+        Bad estimates or ``total``.
+
+    References
+    ----------
+    Wang, Lopuhaä-Zwakenberg, Li, Škorić, Li, NDSS 2020.
+    """
     x = _vector(estimates)
     total = _total(total)
     s = np.sort(x)[::-1]
@@ -74,7 +186,31 @@ def norm_sub(estimates, total):
     return np.maximum(x + deltas[k_star], 0.0)
 
 
-def norm_cut(estimates, total):
+def norm_cut(estimates: ArrayLike, total: float) -> np.ndarray:
+    """Norm-Cut: negatives → 0; above ``total``, keep the largest values while they fit.
+
+    Parameters
+    ----------
+    estimates : array_like of float
+        Non-empty 1-d vector of finite estimates.
+    total : float
+        The largest sum the result may have, > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        x⁺ if it sums to at most ``total``; else the values >= θ for the smallest θ with
+        Σ_{x >= θ} x <= total, zeros elsewhere.
+
+    Raises
+    ------
+    LDPValueError
+        Bad estimates or ``total``.
+
+    References
+    ----------
+    Wang, Lopuhaä-Zwakenberg, Li, Škorić, Li, NDSS 2020.
+    """
     x = np.maximum(_vector(estimates), 0.0)
     total = _total(total)
     if x.sum() <= total:

@@ -13,6 +13,7 @@ import numbers
 
 import mmh3
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import LDPTypeError, LDPValueError
 
@@ -34,8 +35,25 @@ def _fmix(h):
     return h
 
 
-def murmur3_fixed(keys, seed):
-    """MurmurHash3 x86_32 of each row of a uint8 matrix (n, w): uint32 array (n,)."""
+def murmur3_fixed(keys: ArrayLike, seed: int) -> np.ndarray:
+    """MurmurHash3 x86_32 of each row of a uint8 matrix, all rows at once.
+
+    Parameters
+    ----------
+    keys : array_like of uint8
+        Matrix (n, w): n keys of w bytes.
+    seed : int
+        32-bit seed.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint32 hashes (n,), equal to ``mmh3.hash(row, seed, signed=False)``.
+
+    References
+    ----------
+    A. Appleby, MurmurHash3 (SMHasher), 2011.
+    """
     keys = np.ascontiguousarray(keys, dtype=np.uint8)
     n, width = keys.shape
     h = np.full(n, np.uint32(int(seed) & 0xFFFFFFFF), dtype=np.uint32)
@@ -57,8 +75,25 @@ def murmur3_fixed(keys, seed):
     return _fmix(h)
 
 
-def canonical_key(value):
-    """Canonical bytes of one key (docs/formats.md)."""
+def canonical_key(value: bytes | str | int) -> bytes:
+    """Canonical bytes of one key (docs/formats.md).
+
+    Parameters
+    ----------
+    value : bytes, str or int
+        bytes as is, str as UTF-8, integers as 8-byte little-endian two's complement.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    LDPTypeError
+        Another type (booleans included).
+    LDPValueError
+        An integer outside the signed 64-bit range.
+    """
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
@@ -71,8 +106,26 @@ def canonical_key(value):
     raise LDPTypeError(f"keys must be bytes, str or integers, got {type(value).__name__}: {value!r}")
 
 
-def key_matrix(values):
-    """Keys as a uint8 matrix (n, w) when they have a fixed width, else None."""
+def key_matrix(values: ArrayLike) -> np.ndarray | None:
+    """Canonical keys as a uint8 matrix when they all have the same width.
+
+    Parameters
+    ----------
+    values : array_like
+        Integers, or a numpy bytes array.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        uint8 (n, w), or None for keys of varying width (str, mixed bytes).
+
+    Raises
+    ------
+    LDPTypeError
+        Booleans or floats.
+    LDPValueError
+        Integers outside the signed 64-bit range.
+    """
     arr = values if isinstance(values, np.ndarray) else None
     if arr is None:
         seq = list(values)
@@ -100,8 +153,26 @@ def key_matrix(values):
     return None
 
 
-def hash_keys(values, seeds):
-    """MurmurHash3 x86_32 of every key under every seed: uint32 array (n, len(seeds))."""
+def hash_keys(values: ArrayLike, seeds: ArrayLike) -> np.ndarray:
+    """MurmurHash3 x86_32 of the canonical bytes of every key under every seed.
+
+    Parameters
+    ----------
+    values : array_like or sequence
+        Keys: integers, str or bytes (:func:`canonical_key`).
+    seeds : array_like of int
+        Seeds in [0, 2^32).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint32 (n, len(seeds)).
+
+    Raises
+    ------
+    LDPTypeError, LDPValueError
+        A key that has no canonical bytes, or a seed out of range.
+    """
     seeds = [int(s) for s in np.atleast_1d(seeds)]
     for s in seeds:
         if not 0 <= s < 2 ** 32:

@@ -19,10 +19,11 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import check_array, check_epsilon, check_int, check_values
 from .accounting import optimal_theta, the_probabilities
-from .base import FrequencyOracle
+from .base import RNG, FrequencyOracle, SupportCounts
 from .errors import LDPValueError
 from .randomness import laplace_grid, source
 from .ue import UnaryEncoding
@@ -34,6 +35,20 @@ class SHE(FrequencyOracle):
 
     Reports are int64 arrays (n, d) in units of ``step`` = 2^-step_bits.
     Exact ε: each coordinate's likelihood ratio is at most e^{ε/2} (tight), two coordinates differ.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int
+        Domain size, >= 2.
+    step_bits : int
+        The noise grid is 2^-step_bits·ℤ, 0 <= step_bits <= 20.
+
+    References
+    ----------
+    Wang et al., USENIX Security 2017 (SHE); I. Mironov, "On significance of the least
+    significant bits for differential privacy", CCS 2012 (why a grid).
     """
 
     epsilon: float
@@ -47,58 +62,104 @@ class SHE(FrequencyOracle):
         self._set(epsilon=eps, d=d, step_bits=bits_)
 
     @property
-    def step(self):
+    def step(self) -> float:
+        """The grid step 2^-step_bits: a report's unit."""
         return 2.0 ** -self.step_bits
 
     @property
-    def noise_variance(self):
+    def noise_variance(self) -> float:
         """Variance of one noisy coordinate: 2a/(1 − a)²·step², a = exp(−ε·step/2)."""
         a = math.exp(-self.epsilon * self.step / 2)
         return 2 * a / (1 - a) ** 2 * self.step ** 2
 
-    def perturb(self, encoded, rng=None):
+    def perturb(self, encoded: np.ndarray, rng: RNG = None) -> np.ndarray:
+        """One-hot vectors plus discrete Laplace noise Pr[k·step] ∝ a^{|k|}, a = e^{−ε·step/2}.
+
+        Parameters
+        ----------
+        encoded : numpy.ndarray
+            int64 values in [0, d).
+        rng : None, int or numpy.random.Generator
+            None: the OS CSPRNG (clients); a seed or generator for simulations only.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 reports (n, d) in units of :attr:`step`.
+        """
         values = check_values(encoded, self.d)
         n = values.size
         noise = laplace_grid(source(rng), 2 / self.epsilon, self.step, n * self.d).reshape(n, self.d)
         noise[np.arange(n), values] += 1 << self.step_bits
         return noise
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         return check_array(reports, np.int64, (self.d,))
 
     def _support(self, reports):
         return reports.sum(axis=0, dtype=np.int64)
 
-    def estimate(self, aggregate):
-        """Unbiased counts: the column sums in value units (the noise has mean zero)."""
+    def estimate(self, aggregate: SupportCounts) -> np.ndarray:
+        """Unbiased counts: the column sums in value units (the noise has mean zero).
+
+        Parameters
+        ----------
+        aggregate : SupportCounts
+            An aggregate of this oracle.
+
+        Returns
+        -------
+        numpy.ndarray
+            float counts (d,).
+        """
         return self.check_aggregate(aggregate).counts * self.step
 
-    def variance(self, n, f=0.0):
-        """n·Var(noise), whatever the frequency f."""
+    def variance(self, n: int, f: float = 0.0) -> float:
+        """Variance of one count estimate: n·:attr:`noise_variance`, whatever the frequency.
+
+        Parameters
+        ----------
+        n : int
+            Number of reports.
+        f : float
+            True frequency of the value (not used: the noise does not depend on it).
+
+        Returns
+        -------
+        float
+        """
         return check_int(n, "n", 0) * self.noise_variance
 
-    def coordinate_log_ratio(self, window=200):
-        """Max over outputs y in a window of |ln Pr[y | bit 1] − ln Pr[y | bit 0]| for one coordinate.
-
-        Pr[k·step | bit b] ∝ a^{|k − b/step|}: the ratio is exact (normalising constants cancel).
-        """
-        a = math.exp(-self.epsilon * self.step / 2)
-        k = np.arange(-window, window + (1 << self.step_bits) + 1)
-        return float(np.max(np.abs((np.abs(k - (1 << self.step_bits)) - np.abs(k)) * math.log(a))))
-
-    def output_distribution(self, value, window=2, max_outputs=1 << 16):
+    def output_distribution(self, value: int, window: int = 2,
+                            max_outputs: int = 1 << 16) -> dict[tuple[int, ...], float]:
         """Exact Pr[report | value] on the reports whose every coordinate lies in the window
         k ∈ [−window, 2^step_bits + window] (grid units; the report space is infinite).
 
-        Coordinates are independent, Pr[k | bit b] = (1 − a)/(1 + a)·a^{|k − b·2^step_bits|},
-        a = e^{−ε·step/2}, so the probabilities are exact; they sum to the window's mass, less
-        than 1. Every likelihood ratio of the infinite space is already reached in the window
-        (it is constant beyond it), so :func:`protocols.audit.exact_epsilon` on it is exact.
+        Parameters
+        ----------
+        value : int
+            A value in [0, d).
+        window : int
+            Grid points enumerated beyond [0, 2^step_bits] on each side.
+        max_outputs : int
+            Refuse to enumerate more reports than this.
+
+        Returns
+        -------
+        dict
+            {report as a tuple of d grid units: probability}.
 
         Raises
         ------
         LDPValueError
             More than ``max_outputs`` reports in the window (use a small d and step_bits).
+
+        Notes
+        -----
+        Coordinates are independent, Pr[k | bit b] = (1 − a)/(1 + a)·a^{|k − b·2^step_bits|},
+        a = e^{−ε·step/2}, so the probabilities are exact; they sum to the window's mass, less
+        than 1. Every likelihood ratio of the infinite space is already reached in the window
+        (it is constant beyond it), so :func:`protocols.audit.exact_epsilon` on it is exact.
         """
         value = int(check_values([value], self.d)[0])
         one = 1 << self.step_bits
@@ -122,10 +183,23 @@ class THE(UnaryEncoding):
 
     Reports are packed bits. The nominal ε is that of the underlying SHE; the exact ε of the
     thresholded bits, ``tight_epsilon`` = ln(p(1 − q)/((1 − p)q)), is smaller.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0 of the underlying SHE.
+    d : int
+        Domain size, >= 2.
+    theta : float, optional
+        Threshold in (1/2, 1); default :func:`protocols.accounting.optimal_theta`.
+
+    References
+    ----------
+    Wang et al., USENIX Security 2017, Section 4.3.
     """
 
     epsilon: float
-    theta: float = None
+    theta: float | None = None
     p: float = field(init=False, repr=False)
     q: float = field(init=False, repr=False)
 

@@ -14,13 +14,15 @@ a = splitmix64(s), b = splitmix64(s ⊕ 0x9E3779B97F4A7C15), h(v) = ((a·v + b) 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import check_array, check_epsilon, check_int, check_range, check_values
 from .accounting import grr_probabilities
-from .base import FrequencyOracle
+from .base import RNG, FrequencyOracle
 from .grr import randomize_index
 from .randomness import source
 
@@ -28,8 +30,23 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _CHUNK = 1 << 20                 # seed × value pairs tested at a time by the server
 
 
-def splitmix64(x):
-    """SplitMix64 finaliser on a uint64 array (Steele, Lea, Flood 2014)."""
+def splitmix64(x: ArrayLike) -> np.ndarray:
+    """SplitMix64 finaliser, elementwise (a bijection of 64-bit words that mixes every bit).
+
+    Parameters
+    ----------
+    x : array_like of uint64
+
+    Returns
+    -------
+    numpy.ndarray
+        uint64 array of the shape of ``x``.
+
+    References
+    ----------
+    G. L. Steele, D. Lea, C. H. Flood, "Fast splittable pseudorandom number generators",
+    OOPSLA 2014.
+    """
     with np.errstate(over="ignore"):
         z = np.asarray(x, dtype=np.uint64) + _GOLDEN
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -37,13 +54,44 @@ def splitmix64(x):
         return z ^ (z >> np.uint64(31))
 
 
-def hash_coefficients(seeds):
+def hash_coefficients(seeds: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """The coefficients (a, b) = (splitmix64(s), splitmix64(s ⊕ 0x9E3779B97F4A7C15)) of each seed.
+
+    Parameters
+    ----------
+    seeds : array_like of uint64
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        uint64 a and b.
+    """
     seeds = np.asarray(seeds, dtype=np.uint64)
     return splitmix64(seeds), splitmix64(seeds ^ _GOLDEN)
 
 
-def buckets(seeds, values, g):
-    """Bucket of ``values[i]`` under the hash of ``seeds[i]`` (broadcasting), in [0, g)."""
+def buckets(seeds: ArrayLike, values: ArrayLike, g: int) -> np.ndarray:
+    """Bucket ⌊h(v)·g/2^32⌋, h(v) = ((a·v + b) mod 2^64) >> 32, of each value under its seed's hash.
+
+    Parameters
+    ----------
+    seeds : array_like of uint64
+        One seed per hash function (broadcast against ``values``).
+    values : array_like of int
+        Values in [0, 2^32).
+    g : int
+        Number of buckets.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 buckets in [0, g).
+
+    References
+    ----------
+    M. Dietzfelbinger, "Universal hashing and k-wise independent random variables via integer
+    arithmetic without primes", STACS 1996.
+    """
     a, b = hash_coefficients(seeds)
     with np.errstate(over="ignore"):
         h = (a * np.asarray(values, dtype=np.uint64) + b) >> np.uint64(32)
@@ -52,7 +100,21 @@ def buckets(seeds, values, g):
 
 @dataclass(frozen=True, kw_only=True)
 class LocalHashing(FrequencyOracle):
-    """Local hashing with g buckets (g >= 2); see :class:`BLH` and :class:`OLH`."""
+    """Local hashing with g buckets (g >= 2); see :class:`BLH` and :class:`OLH`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0 (ε-LDP, tight).
+    d : int
+        Domain size, 2 <= d <= 2^32.
+    g : int
+        Number of buckets, 2 <= g <= 2^31.
+
+    References
+    ----------
+    Wang et al., USENIX Security 2017, Section 4.4.
+    """
 
     epsilon: float
     d: int
@@ -65,7 +127,21 @@ class LocalHashing(FrequencyOracle):
         p, q = grr_probabilities(eps, g)
         self._set(epsilon=eps, d=d, g=g, p=p, q=q, p_star=p, q_star=1 / g)
 
-    def perturb(self, encoded, rng=None):
+    def perturb(self, encoded: np.ndarray, rng: RNG = None) -> np.ndarray:
+        """A fresh 64-bit hash seed per user, and its bucket through g-ary randomized response.
+
+        Parameters
+        ----------
+        encoded : numpy.ndarray
+            int64 values in [0, d).
+        rng : None, int or numpy.random.Generator
+            None: the OS CSPRNG (clients); a seed or generator for simulations only.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint64 reports (n, 2): seed, bucket.
+        """
         values = check_values(encoded, self.d)
         src = source(rng)
         n = values.size
@@ -73,7 +149,7 @@ class LocalHashing(FrequencyOracle):
         reported = randomize_index(src, buckets(seeds, values, self.g), self.g, self.p)
         return np.stack([seeds, reported.astype(np.uint64)], axis=1)
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         arr = check_array(reports, np.uint64, (2,))
         check_range(arr[:, 1], self.g, "report buckets")
         return arr
@@ -97,8 +173,21 @@ class LocalHashing(FrequencyOracle):
             counts += np.count_nonzero(hit, axis=0)
         return counts
 
-    def output_distribution(self, value, seeds=range(8)):
-        """Exact Pr[(seed, bucket) | value] with the seed uniform over ``seeds``."""
+    def output_distribution(self, value: int, seeds: Iterable[int] = range(8)) -> dict[tuple[int, int], float]:
+        """Exact law of one report when the seed is uniform over ``seeds``.
+
+        Parameters
+        ----------
+        value : int
+            A value in [0, d).
+        seeds : iterable of int
+            The hash seeds to enumerate (the real seed space has 2^64 of them).
+
+        Returns
+        -------
+        dict
+            {(seed, bucket): probability}.
+        """
         value = int(check_values([value], self.d)[0])
         seeds = list(seeds)
         out = {}
@@ -111,16 +200,40 @@ class LocalHashing(FrequencyOracle):
 
 @dataclass(frozen=True, kw_only=True)
 class BLH(LocalHashing):
-    """Binary local hashing: g = 2."""
+    """Binary local hashing: g = 2; Var = n(e^ε + 1)²/(e^ε − 1)².
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int
+        Domain size.
+
+    References
+    ----------
+    Wang et al., USENIX Security 2017 (after Bassily & Smith, STOC 2015).
+    """
 
     g: int = field(default=2, init=False)
 
 
 @dataclass(frozen=True, kw_only=True)
 class OLH(LocalHashing):
-    """Optimized local hashing: g = round(e^ε) + 1."""
+    """Optimized local hashing: g = round(e^ε) + 1; Var ≈ 4n e^ε/(e^ε − 1)².
 
-    g: int = field(default=None, init=False)
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int
+        Domain size.
+
+    References
+    ----------
+    Wang et al., USENIX Security 2017, Section 4.4.
+    """
+
+    g: int = field(init=False)
 
     def __post_init__(self):
         self._set(g=int(round(math.exp(check_epsilon(self.epsilon)))) + 1)

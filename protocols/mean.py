@@ -24,17 +24,31 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import check_epsilon, check_int
-from .base import Estimate, Mechanism, user_counts
+from .base import RNG, Estimate, Mechanism
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
-from .randomness import bernoulli, laplace_grid, source, uniform
+from .randomness import SystemRandom, bernoulli, laplace_grid, source, uniform
 
 _GRID = 2.0 ** -20
 
 
-def snap(x, src):
-    """Stochastic rounding to the grid g = 2^-20: g·⌊x/g + U⌋, unbiased."""
+def snap(x: np.ndarray, src: np.random.Generator | SystemRandom) -> np.ndarray:
+    """Stochastic rounding to the grid g = 2^-20: g·⌊x/g + U⌋, unbiased.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Real numbers.
+    src : numpy.random.Generator or SystemRandom
+        Random source.
+
+    Returns
+    -------
+    numpy.ndarray
+        Multiples of 2^-20 with mean ``x``.
+    """
     return np.floor(x / _GRID + uniform(src, x.size)) * _GRID
 
 
@@ -45,9 +59,18 @@ class MeanAggregate:
     Every report is an integer multiple of ``mechanism.unit`` (the grid 2^-20 for Laplace and
     Piecewise, C for Duchi), so the sum is an exact integer and ``merge`` is integer addition:
     the same result in any order of merges.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mean mechanism whose reports were summed.
+    units : int
+        The sum of the reports in multiples of ``mechanism.unit``.
+    n : int
+        The number of reports.
     """
 
-    mechanism: object
+    mechanism: Mechanism
     units: int
     n: int
 
@@ -56,8 +79,17 @@ class MeanAggregate:
         """The sum of the reports (units × unit)."""
         return self.units * self.mechanism.unit
 
-    def merge(self, other: "MeanAggregate") -> "MeanAggregate":
+    def merge(self, other: MeanAggregate) -> MeanAggregate:
         """The aggregate of both batches' reports (exact).
+
+        Parameters
+        ----------
+        other : MeanAggregate
+            An aggregate of the same mechanism.
+
+        Returns
+        -------
+        MeanAggregate
 
         Raises
         ------
@@ -80,7 +112,15 @@ class MeanAggregate:
 
 @dataclass(frozen=True, kw_only=True)
 class _MeanMechanism(Mechanism):
-    """Common parameters: ε and the interval [low, high] of the values."""
+    """Common parameters and server side of the mean mechanisms.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    low, high : float
+        The interval of the values, low < high.
+    """
 
     epsilon: float
     low: float = -1.0
@@ -97,8 +137,26 @@ class _MeanMechanism(Mechanism):
         object.__setattr__(self, "low", low)
         object.__setattr__(self, "high", high)
 
-    def to_unit(self, values):
-        """Values mapped from [low, high] to t in [−1, 1] (validated)."""
+    def to_unit(self, values: ArrayLike) -> np.ndarray:
+        """Values mapped from [low, high] to t = 2(x − low)/(high − low) − 1 in [−1, 1].
+
+        Parameters
+        ----------
+        values : array_like of float
+            Values in [low, high].
+
+        Returns
+        -------
+        numpy.ndarray
+            float t (n,).
+
+        Raises
+        ------
+        LDPTypeError
+            Not numbers.
+        LDPValueError
+            Empty, not finite, or outside [low, high].
+        """
         x = np.asarray(values)
         if x.dtype == bool or not (np.issubdtype(x.dtype, np.number)):
             raise LDPTypeError(f"values must be numbers, got dtype {x.dtype}")
@@ -110,12 +168,39 @@ class _MeanMechanism(Mechanism):
             raise LDPValueError(f"values must be in [{self.low}, {self.high}]; found {x[bad][0].item()!r}")
         return 2 * (x - self.low) / (self.high - self.low) - 1
 
-    def privatize(self, values, rng=None):
-        """One report per value (floats, integer multiples of :attr:`unit`)."""
+    def privatize(self, values: ArrayLike, rng: RNG = None) -> np.ndarray:
+        """One report per value (floats, integer multiples of :attr:`unit`).
+
+        Parameters
+        ----------
+        values : array_like of float
+            Values in [low, high].
+        rng : None, int or numpy.random.Generator
+            None: the OS CSPRNG (clients); a seed or generator for simulations only.
+
+        Returns
+        -------
+        numpy.ndarray
+            float reports (n,).
+
+        Raises
+        ------
+        LDPTypeError, LDPValueError
+            As :meth:`to_unit`.
+        """
         return self._perturb(self.to_unit(values), source(rng))
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         """``reports`` if they are a 1-d float array of integer multiples of :attr:`unit`.
+
+        Parameters
+        ----------
+        reports : array_like of float
+
+        Returns
+        -------
+        numpy.ndarray
+            The reports as floats.
 
         Raises
         ------
@@ -130,13 +215,37 @@ class _MeanMechanism(Mechanism):
             raise LDPValueError(f"reports must be multiples of {self.unit!r}; found {r[off][0].item()!r}")
         return r
 
-    def aggregate(self, reports):
-        """The exact sum of the reports (in :attr:`unit`) and their number."""
+    def aggregate(self, reports: ArrayLike) -> MeanAggregate:
+        """The exact sum of the reports (in :attr:`unit`) and their number.
+
+        Parameters
+        ----------
+        reports : array_like of float
+            Reports of this mechanism.
+
+        Returns
+        -------
+        MeanAggregate
+
+        Raises
+        ------
+        LDPValueError
+            As :meth:`check_reports`.
+        """
         r = self.check_reports(reports)
         return MeanAggregate(self, int(np.round(r / self.unit).astype(np.int64).sum()), r.size)
 
-    def check_aggregate(self, aggregate):
+    def check_aggregate(self, aggregate: MeanAggregate) -> MeanAggregate:
         """``aggregate`` if it is a non-empty :class:`MeanAggregate` of this mechanism.
+
+        Parameters
+        ----------
+        aggregate : MeanAggregate
+
+        Returns
+        -------
+        MeanAggregate
+            The same aggregate.
 
         Raises
         ------
@@ -151,30 +260,67 @@ class _MeanMechanism(Mechanism):
             raise LDPValueError("cannot estimate a mean from zero reports")
         return aggregate
 
-    def simulate(self, values, *, counts=None, rng=None):
-        """The aggregate of users holding ``values`` (``counts`` each): every user privatized."""
-        values, counts = user_counts(values, counts)
-        return self.aggregate(self.privatize(np.repeat(np.asarray(values, dtype=float), counts), rng))
+    def estimate(self, aggregate: MeanAggregate) -> float:
+        """Unbiased estimate of the mean of the original values: low + (Σ/n + 1)(high − low)/2.
 
-    def estimate(self, aggregate):
-        """Unbiased estimate of the mean of the original values."""
+        Parameters
+        ----------
+        aggregate : MeanAggregate
+            A non-empty aggregate of this mechanism.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        IncompatibleError, LDPValueError
+            As :meth:`check_aggregate`.
+        """
         agg = self.check_aggregate(aggregate)
         return self.low + (agg.total / agg.n + 1) * (self.high - self.low) / 2
 
-    def estimate_with_error(self, aggregate, confidence=0.95):
-        """:meth:`estimate` with a conservative standard error (the largest per-user variance
-        over t ∈ [−1, 1], ``worst_variance``) and a normal interval: an :class:`Estimate`."""
+    def estimate_with_error(self, aggregate: MeanAggregate, confidence: float = 0.95) -> Estimate:
+        """:meth:`estimate` with a conservative standard error and a normal interval.
+
+        The standard error uses the largest per-user variance over t ∈ [−1, 1]
+        (:attr:`worst_variance`).
+
+        Parameters
+        ----------
+        aggregate : MeanAggregate
+            A non-empty aggregate of this mechanism.
+        confidence : float
+            Level of the interval.
+
+        Returns
+        -------
+        Estimate
+        """
         value = self.estimate(aggregate)
         se = math.sqrt(self.worst_variance / aggregate.n) * (self.high - self.low) / 2
         return Estimate.normal(value, se, confidence)
 
     @property
-    def worst_variance(self):
+    def worst_variance(self) -> float:
         """max over t ∈ [−1, 1] of the per-user variance (at t = 0 or t = ±1)."""
         return max(self.unit_variance(0.0), self.unit_variance(1.0))
 
-    def variance(self, n, t=0.0):
-        """Variance of the estimated mean of n users all at unit value t, in value units."""
+    def variance(self, n: int, t: float = 0.0) -> float:
+        """Variance of the estimated mean of n users all at unit value t, in value units.
+
+        Parameters
+        ----------
+        n : int
+            Number of users, >= 1.
+        t : float
+            Their value mapped to [−1, 1] (:meth:`to_unit`).
+
+        Returns
+        -------
+        float
+            unit_variance(t)/n·((high − low)/2)².
+        """
         n = check_int(n, "n", 1)
         return self.unit_variance(float(t)) / n * ((self.high - self.low) / 2) ** 2
 
@@ -182,22 +328,49 @@ class _MeanMechanism(Mechanism):
 @dataclass(frozen=True, kw_only=True)
 class LaplaceMean(_MeanMechanism):
     """t stochastically rounded to the grid g = 2^-20 plus discrete Laplace noise on the grid,
-    Pr[k·g] ∝ a^{|k|} with a = e^{−ε·g/2} (the discrete analogue of Laplace(2/ε))."""
+    Pr[k·g] ∝ a^{|k|} with a = e^{−ε·g/2} (the discrete analogue of Laplace(2/ε)).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    low, high : float
+        The interval of the values.
+
+    References
+    ----------
+    C. Dwork, F. McSherry, K. Nissim, A. Smith, TCC 2006 (Laplace mechanism); I. Mironov,
+    CCS 2012 (why a grid).
+    """
 
     def _perturb(self, t, src):
         noise = laplace_grid(src, 2 / self.epsilon, _GRID, t.size) * _GRID
         return snap(t, src) + noise
 
-    def output_distribution(self, t, outputs=None):
+    def output_distribution(self, t: float, outputs: ArrayLike | None = None) -> dict[float, float]:
         """Exact Pr[report = y | t] at each grid point y of ``outputs`` (the space is infinite).
 
-        With s = ⌊t/g⌋ and φ = t/g − s, the rounding gives s + 1 w.p. φ and s otherwise, so
-        Pr[k·g] = (1 − φ)·D(k − s) + φ·D(k − s − 1), D(j) = (1 − a)/(1 + a)·a^{|j|}.
+        Parameters
+        ----------
+        t : float
+            The value mapped to [−1, 1].
+        outputs : array_like of float
+            Grid points (multiples of 2^-20).
+
+        Returns
+        -------
+        dict
+            {y: Pr[report = y | t]}.
 
         Raises
         ------
         LDPValueError
             ``outputs`` not given (the report space is infinite).
+
+        Notes
+        -----
+        With s = ⌊t/g⌋ and φ = t/g − s, the rounding gives s + 1 w.p. φ and s otherwise, so
+        Pr[k·g] = (1 − φ)·D(k − s) + φ·D(k − s − 1), D(j) = (1 − a)/(1 + a)·a^{|j|}.
         """
         if outputs is None:
             raise LDPValueError("LaplaceMean's reports range over the whole grid: pass outputs=[...]")
@@ -209,23 +382,46 @@ class LaplaceMean(_MeanMechanism):
         probs = (1 - phi) * dl(k - s) + phi * dl(k - s - 1)
         return {float(y): float(pr) for y, pr in zip(k * _GRID, probs)}
 
-    def unit_variance(self, t):
-        """Per-user variance in unit scale: the discrete Laplace's 2a/(1 − a)²·g² (whatever t)."""
+    def unit_variance(self, t: float | np.ndarray) -> float:
+        """Per-user variance in unit scale: the discrete Laplace's 2a/(1 − a)²·g² (whatever t).
+
+        Parameters
+        ----------
+        t : float or numpy.ndarray
+            Unit value (not used).
+
+        Returns
+        -------
+        float
+        """
         a = math.exp(-self.epsilon * _GRID / 2)
         return 2 * a / (1 - a) ** 2 * _GRID ** 2
 
 
 @dataclass(frozen=True, kw_only=True)
 class DuchiMean(_MeanMechanism):
-    """Reports ±C, C = (e^ε + 1)/(e^ε − 1), with Pr[+C] = 1/2 + t/(2C) (Duchi et al. 2018)."""
+    """Reports ±C, C = (e^ε + 1)/(e^ε − 1), with Pr[+C] = 1/2 + t/(2C); Var = C² − t².
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0 (ε-LDP, tight).
+    low, high : float
+        The interval of the values.
+
+    References
+    ----------
+    J. C. Duchi, M. I. Jordan, M. J. Wainwright, "Minimax optimal procedures for locally
+    private estimation", JASA 113(521), 2018.
+    """
 
     @property
-    def C(self):
+    def C(self) -> float:
         """C = (e^ε + 1)/(e^ε − 1)."""
         return (math.exp(self.epsilon) + 1) / (math.exp(self.epsilon) - 1)
 
     @property
-    def unit(self):
+    def unit(self) -> float:
         """Reports are ±C: the sum is an integer number of C."""
         return self.C
 
@@ -233,21 +429,55 @@ class DuchiMean(_MeanMechanism):
         up = uniform(src, t.size) < 0.5 + t / (2 * self.C)
         return np.where(up, self.C, -self.C)
 
-    def output_distribution(self, t):
-        """Exact Pr[output | t] for t in [−1, 1]: ±C with probabilities 1/2 ± t/(2C)."""
+    def output_distribution(self, t: float) -> dict[float, float]:
+        """Exact law of one report: ±C with probabilities 1/2 ± t/(2C).
+
+        Parameters
+        ----------
+        t : float
+            The value mapped to [−1, 1].
+
+        Returns
+        -------
+        dict
+            {C: Pr[+C], −C: Pr[−C]}.
+        """
         return {self.C: 0.5 + t / (2 * self.C), -self.C: 0.5 - t / (2 * self.C)}
 
-    def unit_variance(self, t):
-        """Per-user variance at unit value t: C² − t²."""
+    def unit_variance(self, t: float | np.ndarray) -> float | np.ndarray:
+        """Per-user variance at unit value t: C² − t².
+
+        Parameters
+        ----------
+        t : float or numpy.ndarray
+            Unit value(s) in [−1, 1].
+
+        Returns
+        -------
+        float or numpy.ndarray
+        """
         return self.C ** 2 - t ** 2
 
 
 @dataclass(frozen=True, kw_only=True)
 class PiecewiseMean(_MeanMechanism):
-    """The piecewise mechanism of Wang et al. (ICDE 2019), stochastically rounded to 2^-20."""
+    """The piecewise mechanism, stochastically rounded to 2^-20.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    low, high : float
+        The interval of the values.
+
+    References
+    ----------
+    N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin, G. Yu, "Collecting and
+    analyzing multidimensional data with local differential privacy", ICDE 2019.
+    """
 
     @property
-    def C(self):
+    def C(self) -> float:
         """C = (s + 1)/(s − 1), s = e^{ε/2}."""
         s = math.exp(self.epsilon / 2)
         return (s + 1) / (s - 1)
@@ -264,9 +494,22 @@ class PiecewiseMean(_MeanMechanism):
         outer = np.where(w < left + C, -C + w, right + (w - (left + C)))
         return snap(np.where(centre, inner, outer), src)
 
-    def density(self, y, t):
-        """Exact output density at y for t in [−1, 1] (before the 2^-20 rounding):
-        s/(s + 1)/(C − 1) on [ℓ(t), r(t)], 1/((s + 1)(C + 1)) elsewhere on [−C, C]."""
+    def density(self, y: ArrayLike, t: float) -> np.ndarray:
+        """Exact output density before the 2^-20 rounding.
+
+        s/(s + 1)/(C − 1) on [ℓ(t), r(t)], 1/((s + 1)(C + 1)) elsewhere on [−C, C], 0 outside.
+
+        Parameters
+        ----------
+        y : array_like of float
+            Output points.
+        t : float
+            The value mapped to [−1, 1].
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         s, C = math.exp(self.epsilon / 2), self.C
         left = (C + 1) / 2 * t - (C - 1) / 2
         y = np.asarray(y, dtype=float)
@@ -274,10 +517,24 @@ class PiecewiseMean(_MeanMechanism):
         out = np.where(inside, s / (s + 1) / (C - 1), 1 / ((s + 1) * (C + 1)))
         return np.where(np.abs(y) <= C, out, 0.0)
 
-    def output_distribution(self, t, outputs=None):
+    def output_distribution(self, t: float, outputs: ArrayLike | None = None) -> dict[float, float]:
         """Exact Pr[report = y | t] at the grid points y of ``outputs`` (default: every grid point
         of [−C − g, C + g], about 2C·2^20 of them), for the ideal sampler (uniforms with 53 bits).
 
+        Parameters
+        ----------
+        t : float
+            The value mapped to [−1, 1].
+        outputs : array_like of float, optional
+            Grid points (multiples of 2^-20).
+
+        Returns
+        -------
+        dict
+            {y: Pr[report = y | t]}.
+
+        Notes
+        -----
         Stochastic rounding sends Y to k·g with weight hat(Y/g − k) = max(0, 1 − |Y/g − k|), so
         Pr[k·g] = g·Σ_pieces h·(H(b/g − k) − H(a/g − k)) over the pieces [a, b] of the
         piecewise-constant density (:meth:`density`), with H(u) = ∫_{−1}^{clip(u, −1, 1)} hat.
@@ -300,7 +557,17 @@ class PiecewiseMean(_MeanMechanism):
         probs = _GRID * (h_out * piece(-C, C) + (h_in - h_out) * piece(left, left + C - 1))
         return {float(v): float(pr) for v, pr in zip(k * _GRID, probs)}
 
-    def unit_variance(self, t):
-        """Per-user variance at unit value t: t²/(s − 1) + (s + 3)/(3(s − 1)²)."""
+    def unit_variance(self, t: float | np.ndarray) -> float | np.ndarray:
+        """Per-user variance at unit value t: t²/(s − 1) + (s + 3)/(3(s − 1)²), s = e^{ε/2}.
+
+        Parameters
+        ----------
+        t : float or numpy.ndarray
+            Unit value(s) in [−1, 1].
+
+        Returns
+        -------
+        float or numpy.ndarray
+        """
         s = math.exp(self.epsilon / 2)
         return t ** 2 / (s - 1) + (s + 3) / (3 * (s - 1) ** 2)

@@ -26,16 +26,18 @@ cryptographic PRF; a deployment wanting RAPPOR's HMAC guarantee should derive it
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.stats
 
 from . import bits
 from ._validate import check_array, check_int, check_probability, check_range
 from .accounting import log_ratio
-from .base import FrequencyOracle, SupportCounts
+from .base import RNG, FrequencyOracle, SupportCounts
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys, murmur3_fixed
 from .randomness import randomized_response_packed, source
@@ -43,15 +45,34 @@ from .ue import bit_vector_distribution, debias_counts, grouped_column_sums
 
 
 class RapporReports(NamedTuple):
-    """A batch of RAPPOR reports: cohort of each user (int64) and packed bits (uint8)."""
+    """A batch of RAPPOR reports.
+
+    Attributes
+    ----------
+    cohorts : numpy.ndarray
+        int64 cohort of each user (n,).
+    bits : numpy.ndarray
+        uint8 packed reports (n, ⌈num_bits/8⌉).
+    """
 
     cohorts: np.ndarray
     bits: np.ndarray
 
 
 class CandidateEstimates(NamedTuple):
-    """Frequency estimates of candidate values, with standard errors, a significance flag and
-    one-sided p-values (H0: the count is 0)."""
+    """Frequency estimates of candidate values.
+
+    Attributes
+    ----------
+    candidates : list
+        The values looked for.
+    counts, stderr : numpy.ndarray
+        Estimated counts and their standard errors.
+    significant : numpy.ndarray
+        bool: the count passes the multiple test.
+    p_values : numpy.ndarray
+        One-sided p-values of H0: the count is 0.
+    """
 
     candidates: list
     counts: np.ndarray
@@ -60,8 +81,27 @@ class CandidateEstimates(NamedTuple):
     p_values: np.ndarray
 
 
-def nnls(A, b, max_iter=None):
-    """Non-negative least squares min ‖Ax − b‖, x ≥ 0 (Lawson & Hanson 1974, active set)."""
+def nnls(A: np.ndarray, b: np.ndarray, max_iter: int | None = None) -> np.ndarray:
+    """Non-negative least squares min ‖Ax − b‖, x ≥ 0 (active-set method).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        Design matrix (m, n).
+    b : numpy.ndarray
+        Right-hand side (m,).
+    max_iter : int, optional
+        Outer iterations; default 3n.
+
+    Returns
+    -------
+    numpy.ndarray
+        x (n,), x >= 0.
+
+    References
+    ----------
+    C. L. Lawson, R. J. Hanson, "Solving least squares problems", Prentice-Hall 1974, ch. 23.
+    """
     m, n = A.shape
     x = np.zeros(n)
     passive = np.zeros(n, dtype=bool)
@@ -87,10 +127,34 @@ def nnls(A, b, max_iter=None):
     return x
 
 
-def lasso_select(X, y, limit):
+def lasso_select(X: np.ndarray, y: np.ndarray, limit: int) -> np.ndarray:
     """Columns selected by the positive Lasso path (scikit-learn's coordinate descent, as glmnet
     with ``lower.limits = 0`` in RAPPOR's analysis): the solution at the smallest penalty of the
-    path (100 penalties down to 10^-4 of the largest) with at most ``limit`` non-zero columns."""
+    path (100 penalties down to 10^-4 of the largest) with at most ``limit`` non-zero columns.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Design matrix (rows, M), centred.
+    y : numpy.ndarray
+        Response (rows,), centred.
+    limit : int
+        Most columns selected.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool (M,): the selected columns.
+
+    Raises
+    ------
+    ImportError
+        scikit-learn is not installed.
+
+    References
+    ----------
+    R. Tibshirani, "Regression shrinkage and selection via the lasso", JRSS B 58(1), 1996.
+    """
     try:
         from sklearn.linear_model import lasso_path
     except ImportError:
@@ -103,9 +167,27 @@ def lasso_select(X, y, limit):
     return coefs[:, np.flatnonzero(nonzero <= limit)[-1]] > 0
 
 
-def ols_fit(X, y):
-    """Ordinary least squares: coefficients, standard errors σ̂·sqrt(diag (XᵀX)⁻¹) with
-    σ̂² = RSS/(rows − columns), and one-sided p-values Pr[t_dof ≥ coefficient/se]."""
+def ols_fit(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ordinary least squares with standard errors and one-sided p-values.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Design matrix (rows, columns), rows > columns.
+    y : numpy.ndarray
+        Response (rows,).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Coefficients β, standard errors σ̂·sqrt(diag (XᵀX)⁻¹) with σ̂² = RSS/(rows − columns),
+        and p-values Pr[t_dof >= β/se].
+
+    Raises
+    ------
+    LDPValueError
+        No degrees of freedom left.
+    """
     beta, *_ = np.linalg.lstsq(X, y, rcond=None)
     dof = X.shape[0] - X.shape[1]
     if dof <= 0:
@@ -127,6 +209,11 @@ class RAPPOR(FrequencyOracle):
         Permanent randomized response (0.5 in the paper).
     p, q : float
         Pr[S = 1 | B' = 0] and Pr[S = 1 | B' = 1] (0.5 and 0.75 in the paper), p < q.
+
+    References
+    ----------
+    Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: randomized aggregatable privacy-preserving
+    ordinal response", CCS 2014.
     """
 
     num_bits: int = 128
@@ -151,23 +238,47 @@ class RAPPOR(FrequencyOracle):
                   p_star=one, q_star=zero, d=k)
 
     @property
-    def epsilon(self):
+    def epsilon(self) -> float:
         """ε of one report: h·ln(q*(1 − p*)/(p*(1 − q*)))."""
         return self.num_hashes * log_ratio(self.p_star, self.q_star)
 
     @property
-    def epsilon_permanent(self):
+    def epsilon_permanent(self) -> float:
         """ε of infinitely many reports of one value: 2h·ln((1 − f/2)/(f/2))."""
         return 2 * self.num_hashes * math.log((1 - self.f / 2) / (self.f / 2))
 
     # -- client ---------------------------------------------------------------------------
-    def cohort_of(self, secrets):
-        """Cohort of each user, derived from the user's 64-bit secret."""
+    def cohort_of(self, secrets: ArrayLike) -> np.ndarray:
+        """Cohort of each user: murmur3(secret) mod num_cohorts.
+
+        Parameters
+        ----------
+        secrets : array_like of uint64
+            The users' 64-bit secrets.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 cohorts in [0, num_cohorts).
+        """
         keys = np.asarray(secrets, dtype="<u8").reshape(-1, 1).view(np.uint8)
         return (murmur3_fixed(keys, 0x5EED) % np.uint32(self.num_cohorts)).astype(np.int64)
 
-    def filter_positions(self, values, cohorts):
-        """Bloom filter positions (n, h) of each value in its cohort: murmur3 with seed c·h + i."""
+    def filter_positions(self, values: ArrayLike, cohorts: ArrayLike) -> np.ndarray:
+        """Bloom filter positions of each value in its cohort: murmur3 with seed c·h + i.
+
+        Parameters
+        ----------
+        values : array_like or list
+            Keys (ints, str or bytes).
+        cohorts : array_like of int
+            The cohort of each value.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (n, num_hashes) in [0, num_bits).
+        """
         cohorts = np.asarray(cohorts, dtype=np.int64)
         values = np.asarray(values) if not isinstance(values, list) else values
         out = np.empty((len(cohorts), self.num_hashes), dtype=np.int64)
@@ -190,11 +301,29 @@ class RAPPOR(FrequencyOracle):
         filt[np.arange(n)[:, None], positions] = True
         return np.where(u < self.f / 2, True, np.where(u < self.f, False, filt))
 
-    def privatize(self, values, rng=None, secrets=None):
+    def privatize(self, values: ArrayLike, rng: RNG = None, secrets: ArrayLike | None = None) -> RapporReports:
         """Reports of a batch of values (any keys: ints, str, bytes).
 
-        ``secrets`` (uint64, one per user) makes the permanent response and the cohort repeat
-        across calls, as RAPPOR requires; without them, fresh secrets are drawn (one-shot use).
+        Parameters
+        ----------
+        values : array_like or sequence
+            Keys (ints, str or bytes).
+        rng : None, int or numpy.random.Generator
+            None: the OS CSPRNG (clients); a seed or generator for simulations only.
+        secrets : array_like of uint64, optional
+            One per user: makes the permanent response and the cohort repeat across calls, as
+            RAPPOR requires; without them, fresh secrets are drawn (one-shot use).
+
+        Returns
+        -------
+        RapporReports
+
+        Raises
+        ------
+        LDPValueError
+            No values.
+        LDPTypeError
+            Secrets that are not one integer per value.
         """
         src = source(rng)
         n = len(values)
@@ -210,11 +339,26 @@ class RAPPOR(FrequencyOracle):
         return RapporReports(cohorts, randomized_response_packed(src, permanent.shape, np.nonzero(permanent),
                                                                  self.q, self.p))
 
-    def encode(self, values, cohorts=None):
-        """The Bloom filters B of ``values`` in their ``cohorts``: bool (n, num_bits).
+    def encode(self, values: ArrayLike, cohorts: ArrayLike | None = None) -> np.ndarray:
+        """The Bloom filters B of ``values`` in their ``cohorts``.
 
-        ``cohorts`` defaults to cohort 0 for every value; :meth:`privatize` derives each user's
-        cohort from its secret (:meth:`cohort_of`) and perturbs these filters.
+        Parameters
+        ----------
+        values : array_like or sequence
+            Keys (ints, str or bytes).
+        cohorts : array_like of int, optional
+            Default cohort 0 for every value; :meth:`privatize` derives each user's cohort
+            from its secret (:meth:`cohort_of`) and perturbs these filters.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (n, num_bits).
+
+        Raises
+        ------
+        LDPValueError
+            No values.
         """
         if len(values) == 0:
             raise LDPValueError("values is empty")
@@ -224,7 +368,26 @@ class RAPPOR(FrequencyOracle):
         return filters
 
     # -- server ---------------------------------------------------------------------------
-    def check_reports(self, reports):
+    def check_reports(self, reports: RapporReports) -> RapporReports:
+        """``reports`` if they are (cohorts, packed bits) of this mechanism.
+
+        Parameters
+        ----------
+        reports : RapporReports or (array, array)
+
+        Returns
+        -------
+        RapporReports
+
+        Raises
+        ------
+        LDPTypeError
+            Not a pair, or arrays of another dtype.
+        IncompatibleError
+            Another shape or range.
+        LDPValueError
+            Cohorts and bits of different lengths.
+        """
         if not isinstance(reports, tuple) or len(reports) != 2:
             raise LDPTypeError("RAPPOR reports are a (cohorts, bits) pair, as privatize returns")
         cohorts = check_array(reports[0], np.int64, (), "cohorts")
@@ -234,23 +397,61 @@ class RAPPOR(FrequencyOracle):
             raise LDPValueError(f"{len(cohorts)} cohorts for {len(packed)} reports")
         return RapporReports(cohorts, packed)
 
-    def aggregate(self, reports):
-        """Per cohort: the bit counts and, in the last column, the number of reports."""
+    def aggregate(self, reports: RapporReports) -> SupportCounts:
+        """Per cohort: the bit counts and, in the last column, the number of reports.
+
+        Parameters
+        ----------
+        reports : RapporReports
+
+        Returns
+        -------
+        SupportCounts
+            counts (num_cohorts, num_bits + 1).
+        """
         reports = self.check_reports(reports)
         counts = grouped_column_sums(reports.cohorts, reports.bits, self.num_cohorts, self.num_bits)
         return SupportCounts(self, counts, len(reports.cohorts))
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> SupportCounts:
+        """The aggregate of no reports.
+
+        Returns
+        -------
+        SupportCounts
+        """
         return SupportCounts(self, np.zeros((self.num_cohorts, self.num_bits + 1), np.int64), 0)
 
-    def debias(self, aggregate):
-        """t̂ (cohorts × bits): unbiased number of users of each cohort whose filter has each bit,
-        and its variance [t q*(1−q*) + (N_c − t) p*(1−p*)]/(q* − p*)² at t = clip(t̂, 0, N_c)."""
+    def debias(self, aggregate: SupportCounts) -> tuple[np.ndarray, np.ndarray]:
+        """Unbiased number of users of each cohort whose filter has each bit, with its variance.
+
+        Parameters
+        ----------
+        aggregate : SupportCounts
+            An aggregate of this mechanism.
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            t̂ (cohorts × bits) and [t q*(1−q*) + (N_c − t) p*(1−p*)]/(q* − p*)² at the plug-in
+            t = clip(t̂, 0, N_c) (:func:`protocols.ue.debias_counts`).
+        """
         counts = self.check_aggregate(aggregate).counts
         return debias_counts(counts[:, :-1], counts[:, -1:], self.p_star, self.q_star)
 
-    def design_matrix(self, candidates):
-        """X (cohorts·bits × M): 1 where candidate v's Bloom filter in cohort c has bit j."""
+    def design_matrix(self, candidates: Sequence) -> np.ndarray:
+        """X (cohorts·bits × M): 1 where candidate v's Bloom filter in cohort c has bit j.
+
+        Parameters
+        ----------
+        candidates : sequence
+            M keys.
+
+        Returns
+        -------
+        numpy.ndarray
+            float (num_cohorts·num_bits, M).
+        """
         candidates = list(candidates)
         M = len(candidates)
         X = np.zeros((self.num_cohorts, self.num_bits, M))
@@ -259,12 +460,15 @@ class RAPPOR(FrequencyOracle):
             X[c, pos, np.arange(M)[:, None]] = 1.0
         return X.reshape(-1, M)
 
-    def estimate(self, aggregate, candidates=None, alpha=0.05, method="lasso",
-                 correction="bonferroni", max_selected=None):
+    def estimate(self, aggregate: SupportCounts, candidates: Sequence | None = None, alpha: float = 0.05,
+                 method: str = "lasso", correction: str = "bonferroni",
+                 max_selected: int | None = None) -> CandidateEstimates:
         """Counts of candidate values, with standard errors, p-values and a significance flag.
 
         Parameters
         ----------
+        aggregate : SupportCounts
+            An aggregate of this mechanism.
         candidates : sequence
             The values to look for (M of them).
         alpha : float
@@ -285,12 +489,26 @@ class RAPPOR(FrequencyOracle):
             p-values 1 − Φ(count/se).
         correction : {"bonferroni", "bh"}
             ``significant``: p < α/M (Bonferroni), or Benjamini–Hochberg at false discovery rate α.
+        max_selected : int, optional
+            Most candidates the Lasso selects (``"lasso"`` only).
 
         Returns
         -------
         CandidateEstimates
             counts (n·β), stderr, significant, p_values; candidates not selected have count 0,
             stderr inf and p-value 1.
+
+        Raises
+        ------
+        LDPTypeError
+            No candidates.
+        LDPValueError
+            An unknown ``method`` or ``correction``.
+
+        References
+        ----------
+        Erlingsson, Pihur, Korolova, CCS 2014, Section 5; G. Fanti, V. Pihur, Ú. Erlingsson,
+        "Building a RAPPOR with the unknown", PoPETs 2016; Y. Benjamini, Y. Hochberg, JRSS B 1995.
         """
         if candidates is None:
             raise LDPTypeError("RAPPOR.estimate needs candidates=[...] (the values to look for)")
@@ -336,10 +554,38 @@ class RAPPOR(FrequencyOracle):
             p_values[active] = scipy.stats.norm.sf(counts[active] / stderr[active])
         return counts, stderr, p_values
 
-    def output_distribution(self, value, cohort=0):
-        """Exact Pr[one report | value, cohort] (marginal over the secret). Small num_bits only."""
+    def output_distribution(self, value: int | str | bytes, cohort: int = 0) -> dict[bytes, float]:
+        """Exact law of one report in a cohort (marginal over the secret). Small num_bits only.
+
+        Parameters
+        ----------
+        value : int, str or bytes
+            A key.
+        cohort : int
+            The user's cohort.
+
+        Returns
+        -------
+        dict
+            {packed report (bytes): probability}.
+        """
         return bit_vector_distribution(self.encode([value], [cohort])[0], self.p_star, self.q_star)
 
-    def permanent_distribution(self, value, cohort=0):
-        """Exact Pr[B' | value, cohort]: what infinitely many reports reveal. Small num_bits only."""
+    def permanent_distribution(self, value: int | str | bytes, cohort: int = 0) -> dict[bytes, float]:
+        """Exact law of the permanent response B': what infinitely many reports reveal.
+
+        The audit of :attr:`epsilon_permanent`. Small num_bits only.
+
+        Parameters
+        ----------
+        value : int, str or bytes
+            A key.
+        cohort : int
+            The user's cohort.
+
+        Returns
+        -------
+        dict
+            {packed B' (bytes): probability}.
+        """
         return bit_vector_distribution(self.encode([value], [cohort])[0], 1 - self.f / 2, self.f / 2)

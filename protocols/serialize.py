@@ -15,11 +15,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import struct
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import check_int
-from .base import SupportCounts, domain_counts
+from .base import RNG, FrequencyOracle, Mechanism, SupportCounts, domain_counts
 from .errors import IncompatibleError, LDPTypeError, LDPValueError
 from .randomness import generator
 
@@ -27,13 +29,39 @@ MAGIC = b"LDPAGG1\n"
 _CHUNK = 1 << 16                 # reports privatized at a time by simulate_from_reports
 
 
-def mechanism_params(mechanism):
-    """The constructor keyword arguments of a dataclass mechanism."""
+def mechanism_params(mechanism: Mechanism) -> dict[str, Any]:
+    """The constructor keyword arguments of a dataclass mechanism.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        A dataclass mechanism.
+
+    Returns
+    -------
+    dict
+        {field name: value} of the fields ``__init__`` takes: ``type(m)(**params) == m``.
+    """
     return {f.name: getattr(mechanism, f.name) for f in dataclasses.fields(mechanism) if f.init}
 
 
-def aggregate_to_bytes(aggregate):
-    """Serialize a :class:`SupportCounts` (format in the module docstring)."""
+def aggregate_to_bytes(aggregate: SupportCounts) -> bytes:
+    """Serialize a :class:`SupportCounts` (format in the module docstring).
+
+    Parameters
+    ----------
+    aggregate : SupportCounts
+        The aggregate of a mechanism of :mod:`protocols`.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    LDPTypeError
+        Not a :class:`SupportCounts`.
+    """
     if not isinstance(aggregate, SupportCounts):
         raise LDPTypeError(f"expected SupportCounts, got {type(aggregate).__name__}")
     mech = aggregate.mechanism
@@ -43,8 +71,26 @@ def aggregate_to_bytes(aggregate):
     return MAGIC + struct.pack("<I", len(header)) + header + body
 
 
-def aggregate_from_bytes(data):
-    """Read back :func:`aggregate_to_bytes`; raises LDPValueError on a malformed buffer."""
+def aggregate_from_bytes(data: bytes) -> SupportCounts:
+    """Read back :func:`aggregate_to_bytes`.
+
+    Parameters
+    ----------
+    data : bytes-like
+        A serialized aggregate.
+
+    Returns
+    -------
+    SupportCounts
+        With its mechanism rebuilt from the header.
+
+    Raises
+    ------
+    LDPValueError
+        A malformed buffer (magic, header or body length).
+    IncompatibleError
+        Counts whose shape does not fit the mechanism.
+    """
     import protocols
 
     data = bytes(data)
@@ -70,11 +116,29 @@ def aggregate_from_bytes(data):
     return SupportCounts(mech, counts, n)
 
 
-def simulate_from_reports(mechanism, values, counts=None, rng=None, chunk=_CHUNK):
+def simulate_from_reports(mechanism: FrequencyOracle, values: ArrayLike, counts: ArrayLike | None = None,
+                          rng: RNG = None, chunk: int = _CHUNK) -> SupportCounts:
     """The aggregate of users holding ``values`` (``counts`` each) in [0, d), from real reports.
 
     Exact in distribution (it runs the clients), memory of one chunk of ``chunk`` users.
     Users are generated value by value; the aggregate does not depend on their order.
+
+    Parameters
+    ----------
+    mechanism : FrequencyOracle
+        The oracle whose clients are run.
+    values : array_like of int
+        Values in [0, d).
+    counts : array_like of int, optional
+        ``counts[i]`` users hold ``values[i]`` (default one each).
+    rng : None, int or numpy.random.Generator
+        Randomness of the simulation.
+    chunk : int
+        Users privatized at a time.
+
+    Returns
+    -------
+    SupportCounts
     """
     t = domain_counts(values, counts, mechanism.d)
     chunk = check_int(chunk, "chunk", 1)

@@ -35,10 +35,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import bits
 from ._validate import check_array, check_epsilon, check_int, check_range
-from .base import FrequencyOracle, SupportCounts, domain_counts
+from .base import RNG, FrequencyOracle, SupportCounts, domain_counts
 from .errors import LDPTypeError, LDPValueError
 from .hadamard import parity, walsh_hadamard
 from .hashing import hash_keys
@@ -49,7 +50,15 @@ from .ue import bit_vector_distribution, grouped_column_sums
 
 
 class SketchReports(NamedTuple):
-    """A batch of CMS reports: the row of each user (int64) and the packed ±1 vector (uint8, 1 = +1)."""
+    """A batch of CMS reports.
+
+    Attributes
+    ----------
+    rows : numpy.ndarray
+        int64 row of each user (n,).
+    bits : numpy.ndarray
+        uint8 packed ±1 vectors (n, ⌈m/8⌉), 1 = +1.
+    """
 
     rows: np.ndarray
     bits: np.ndarray
@@ -85,12 +94,39 @@ class _CountMeanSketch(FrequencyOracle):
         rows = np.arange(self.k, dtype=np.uint64) + (np.uint64(self.seed) << np.uint64(16))
         self._set(hash_seeds=(splitmix64(rows) & np.uint64(0xFFFFFFFF)).astype(np.int64))
 
-    def columns(self, keys):
-        """h_l(x) for each key and row: int64 array (n, k)."""
+    def encode(self, keys: ArrayLike) -> np.ndarray:
+        """The encoding of each key: its column h_l(x) = ⌊murmur3(x, s_l)·m/2^32⌋ in every row.
+
+        A client uses only the column of the row it draws (:meth:`privatize`); the server
+        reads every row.
+
+        Parameters
+        ----------
+        keys : array_like or sequence
+            Integers, str or bytes.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (n, k).
+        """
         return self._bucket(hash_keys(keys, self.hash_seeds))
 
-    def row_columns(self, keys, rows):
-        """h_{rows[i]}(keys[i]): each key hashed only in its own row (one pass per row present)."""
+    def row_columns(self, keys: ArrayLike, rows: np.ndarray) -> np.ndarray:
+        """h_{rows[i]}(keys[i]): each key hashed only in its own row (one pass per row present).
+
+        Parameters
+        ----------
+        keys : array_like or sequence
+            Integers, str or bytes.
+        rows : numpy.ndarray
+            int64 row of each key, in [0, k).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 columns (n,).
+        """
         keys = keys if isinstance(keys, np.ndarray) else np.asarray(keys)
         out = np.empty(len(rows), dtype=np.int64)
         for j in np.unique(rows):
@@ -109,27 +145,47 @@ class _CountMeanSketch(FrequencyOracle):
         rows = integers(src, self.k, n)
         return rows, self.row_columns(keys, rows)
 
-    def encode(self, values):
-        raise LDPTypeError(f"{type(self).__name__} encodes inside privatize(values)")
-
     def _keys(self, keys):
         keys = np.arange(self.d) if keys is None else keys
         if len(keys) == 0:
             raise LDPValueError("no keys given")
         return keys
 
-    def empty_aggregate(self):
+    def empty_aggregate(self) -> SupportCounts:
+        """The aggregate of no reports.
+
+        Returns
+        -------
+        SupportCounts
+        """
         return SupportCounts(self, np.zeros(self._shape, dtype=np.int64), 0)
 
-    def estimate(self, aggregate, candidates=None):
-        """Unbiased counts f̂(x) = m/(m − 1)·(1/k Σ_l M[l, h_l(x)] − n/m) of ``candidates``
-        (any keys; default the domain 0..d − 1)."""
+    def estimate(self, aggregate: SupportCounts, candidates: ArrayLike | None = None) -> np.ndarray:
+        """Unbiased counts f̂(x) = m/(m − 1)·(1/k Σ_l M[l, h_l(x)] − n/m).
+
+        Parameters
+        ----------
+        aggregate : SupportCounts
+            An aggregate of this sketch.
+        candidates : array_like or sequence, optional
+            The keys to count (any ints, str or bytes); default the domain 0..d − 1.
+
+        Returns
+        -------
+        numpy.ndarray
+            float counts, one per candidate.
+
+        References
+        ----------
+        Apple Differential Privacy Team, 2017, Algorithm 3 (sketch-based frequency estimate).
+        """
         agg = self.check_aggregate(aggregate)
-        cols = self.columns(self._keys(candidates))
+        cols = self.encode(self._keys(candidates))
         mean = self.sketch(agg)[np.arange(self.k), cols].mean(axis=1)
         return self.m / (self.m - 1) * (mean - agg.n / self.m)
 
-    def variance(self, n, f=0.0, others_sq=0.0):
+    def variance(self, n: int, f: float | np.ndarray = 0.0,
+                 others_sq: float | np.ndarray = 0.0) -> float | np.ndarray:
         """Var[f̂(x)] over the privacy noise, the users' rows and random hash functions.
 
         Parameters
@@ -144,7 +200,13 @@ class _CountMeanSketch(FrequencyOracle):
 
         Returns
         -------
-        (m/(m − 1))² (N + ((m − 1)/m²)(n(1 − f)(1 − 1/k) + n² others_sq / k)).
+        float or numpy.ndarray
+            (m/(m − 1))² (N + ((m − 1)/m²)(n(1 − f)(1 − 1/k) + n² others_sq / k)).
+
+        Raises
+        ------
+        LDPValueError
+            ``f`` outside [0, 1] or ``others_sq`` negative.
         """
         n = check_int(n, "n", 0)
         f, others_sq = np.asarray(f, dtype=float), np.asarray(others_sq, dtype=float)
@@ -155,8 +217,19 @@ class _CountMeanSketch(FrequencyOracle):
         out = (m / (m - 1)) ** 2 * (self._noise(n, n * f) + collisions)
         return float(out) if out.ndim == 0 else out
 
-    def variances(self, true_counts):
-        """:meth:`variance` of every value's estimate, for the histogram ``true_counts`` (d values)."""
+    def variances(self, true_counts: ArrayLike) -> np.ndarray:
+        """:meth:`variance` of every value's estimate, for a histogram of the domain.
+
+        Parameters
+        ----------
+        true_counts : array_like of int
+            Users holding each of the d values.
+
+        Returns
+        -------
+        numpy.ndarray
+            (d,) variances.
+        """
         t = domain_counts(np.arange(self.d), true_counts, self.d).astype(float)
         n = int(t.sum())
         if n == 0:
@@ -171,6 +244,17 @@ class CMS(_CountMeanSketch):
     The aggregate holds, for each row j, the number of reports whose column c is +1
     (``counts[j, c]``, c < m) and the number of reports of row j (``counts[j, m]``).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε of one report (ε-LDP, tight).
+    d : int
+        Size of the integer domain estimated by default.
+    k, m : int
+        Hash functions (rows) and columns.
+    seed : int
+        Chooses the hash functions; clients and server must share it.
+
     References
     ----------
     Apple Differential Privacy Team, "Learning with Privacy at Scale", 2017.
@@ -181,15 +265,46 @@ class CMS(_CountMeanSketch):
         half = math.exp(self.epsilon / 2)
         self._set(keep=half / (half + 1), c_eps=(half + 1) / (half - 1), _shape=(self.k, self.m + 1))
 
-    def privatize(self, values, rng=None):
-        """Reports of a batch of keys (ints, str or bytes): row j uniform, ±1 vector flipped."""
+    def privatize(self, values: ArrayLike, rng: RNG = None) -> SketchReports:
+        """Reports of a batch of keys: row j uniform, ±1 vector flipped w.p. 1/(e^{ε/2} + 1).
+
+        Parameters
+        ----------
+        values : array_like or sequence
+            Keys (ints, str or bytes).
+        rng : None, int or numpy.random.Generator
+            None: the OS CSPRNG (clients); a seed or generator for simulations only.
+
+        Returns
+        -------
+        SketchReports
+        """
         src = source(rng)
         rows, cols = self._draw_rows(values, src)
         packed = randomized_response_packed(src, (rows.size, self.m), (np.arange(rows.size), cols),
                                             self.keep, 1 - self.keep)
         return SketchReports(rows, packed)
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: SketchReports) -> SketchReports:
+        """``reports`` if they are (rows, packed bits) of this sketch.
+
+        Parameters
+        ----------
+        reports : SketchReports or (array, array)
+
+        Returns
+        -------
+        SketchReports
+
+        Raises
+        ------
+        LDPTypeError
+            Not a pair, or arrays of another dtype.
+        IncompatibleError
+            Another shape or range.
+        LDPValueError
+            Rows that do not match.
+        """
         if not isinstance(reports, tuple) or len(reports) != 2:
             raise LDPTypeError("CMS reports are a (rows, bits) pair, as privatize returns")
         rows = check_array(reports[0], np.int64, (), "rows")
@@ -199,25 +314,47 @@ class CMS(_CountMeanSketch):
             raise LDPValueError(f"{len(rows)} rows for {len(packed)} reports")
         return SketchReports(rows, packed)
 
-    def aggregate(self, reports):
+    def aggregate(self, reports: SketchReports) -> SupportCounts:
+        """Per row: the +1 count of each column and the number of reports.
+
+        Parameters
+        ----------
+        reports : SketchReports
+
+        Returns
+        -------
+        SupportCounts
+            counts (k, m + 1).
+        """
         reports = self.check_reports(reports)
         return SupportCounts(self, grouped_column_sums(reports.rows, reports.bits, self.k, self.m),
                              len(reports.rows))
 
-    def sketch(self, aggregate):
-        """The debiased sketch M = Σ k(c_ε/2·ṽ + 1/2) per row: k(c_ε·S − (c_ε − 1)/2·N_j)."""
+    def sketch(self, aggregate: SupportCounts) -> np.ndarray:
+        """The debiased sketch M = Σ k(c_ε/2·ṽ + 1/2) per row: k(c_ε·S − (c_ε − 1)/2·N_j).
+
+        Parameters
+        ----------
+        aggregate : SupportCounts
+            An aggregate of this sketch.
+
+        Returns
+        -------
+        numpy.ndarray
+            float (k, m).
+        """
         counts = self.check_aggregate(aggregate).counts
         plus, size = counts[:, :-1], counts[:, -1:]
         return self.k * (self.c_eps * plus - (self.c_eps - 1) / 2 * size)
 
-    def simulate(self, values, *, counts=None, rng=None):
-        """The aggregate of users holding ``values`` (``counts`` each), exactly in distribution,
-        at O(dk + km) cost: rows are multinomial per value, and a column's +1 count is
-        Binomial(t, keep) + Binomial(N_j − t, 1 − keep) with t the users of row j hashed there."""
+    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
+                 rng: RNG = None) -> SupportCounts:
+        # Exact in law at O(dk + km): rows are multinomial per value, and a column's +1 count is
+        # Binomial(t, keep) + Binomial(N_j − t, 1 − keep), t the users of row j hashed there.
         t = domain_counts(values, counts, self.d)
         gen = generator(rng)
         per_row = gen.multinomial(t, np.full(self.k, 1 / self.k))           # (d, k)
-        cells = np.arange(self.k) * self.m + self.columns(np.arange(self.d))
+        cells = np.arange(self.k) * self.m + self.encode(np.arange(self.d))
         hits = np.bincount(cells.ravel(), weights=per_row.ravel(), minlength=self.k * self.m)
         hits = np.rint(hits).astype(np.int64).reshape(self.k, self.m)
         size = per_row.sum(axis=0)
@@ -228,9 +365,20 @@ class CMS(_CountMeanSketch):
         half = math.exp(self.epsilon / 2)
         return n * half / (half - 1) ** 2
 
-    def output_distribution(self, value):
-        """Exact Pr[(j, packed ṽ) | value] over the k·2^m reports. Small m only."""
-        cols = self.columns([value])[0]
+    def output_distribution(self, value: int | str | bytes) -> dict[tuple[int, bytes], float]:
+        """Exact law of one report over the k·2^m reports. Small m only.
+
+        Parameters
+        ----------
+        value : int, str or bytes
+            A key.
+
+        Returns
+        -------
+        dict
+            {(row, packed ṽ): probability}.
+        """
+        cols = self.encode([value])[0]
         return {(j, y): pr / self.k for j in range(self.k)
                 for y, pr in bit_vector_distribution(np.arange(self.m) == cols[j],
                                                      self.keep, 1 - self.keep).items()}
@@ -242,6 +390,17 @@ class HCMS(_CountMeanSketch):
 
     Reports are int64 arrays (n, 3): row j, coefficient l, and 1 for w̃ = +1 or 0 for −1.
     The aggregate holds Σ w̃ for each (j, l) (``counts``, shape (k, m)).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of one report (ε-LDP).
+    d : int
+        Size of the integer domain estimated by default.
+    k, m : int
+        Hash functions (rows) and columns (m a power of two).
+    seed : int
+        Chooses the hash functions; clients and server must share it.
 
     References
     ----------
@@ -255,8 +414,21 @@ class HCMS(_CountMeanSketch):
         e = math.exp(self.epsilon)
         self._set(keep=e / (e + 1), c_eps=(e + 1) / (e - 1), _shape=(self.k, self.m))
 
-    def privatize(self, values, rng=None):
-        """Reports of a batch of keys: (j, l, w̃) with w = H[l, h_j(x)] kept w.p. e^ε/(e^ε + 1)."""
+    def privatize(self, values: ArrayLike, rng: RNG = None) -> np.ndarray:
+        """Reports of a batch of keys: (j, l, w̃) with w = H[l, h_j(x)] kept w.p. e^ε/(e^ε + 1).
+
+        Parameters
+        ----------
+        values : array_like or sequence
+            Keys (ints, str or bytes).
+        rng : None, int or numpy.random.Generator
+            None: the OS CSPRNG (clients); a seed or generator for simulations only.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (n, 3): row, coefficient, 1 for +1 or 0 for −1.
+        """
         src = source(rng)
         rows, cols = self._draw_rows(values, src)
         coefficients = integers(src, self.m, rows.size)
@@ -264,13 +436,39 @@ class HCMS(_CountMeanSketch):
         keep = bernoulli(src, self.keep, rows.size)
         return np.column_stack([rows, coefficients, (plus == keep).astype(np.int64)])
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
+        """``reports`` if they are int64 (n, 3) rows, coefficients and signs of this sketch.
+
+        Parameters
+        ----------
+        reports : array_like of int64
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            Another dtype, shape or range.
+        """
         arr = check_array(reports, np.int64, (3,))
         for column, high, name in ((0, self.k, "rows"), (1, self.m, "coefficients"), (2, 2, "signs")):
             check_range(arr[:, column], high, name)
         return arr
 
-    def aggregate(self, reports):
+    def aggregate(self, reports: ArrayLike) -> SupportCounts:
+        """Σ w̃ for each (row, coefficient).
+
+        Parameters
+        ----------
+        reports : array_like of int64
+
+        Returns
+        -------
+        SupportCounts
+            counts (k, m).
+        """
         reports = self.check_reports(reports)
         cells = reports[:, 0] * self.m + reports[:, 1]
         size = self.k * self.m
@@ -278,21 +476,44 @@ class HCMS(_CountMeanSketch):
         minus = np.bincount(cells[reports[:, 2] == 0], minlength=size)
         return SupportCounts(self, (plus - minus).reshape(self.k, self.m), len(reports))
 
-    def sketch(self, aggregate):
-        """The sketch M = k·c_ε·(Σ w̃)·H_m, one fast Walsh–Hadamard transform per row."""
+    def sketch(self, aggregate: SupportCounts) -> np.ndarray:
+        """The sketch M = k·c_ε·(Σ w̃)·H_m, one fast Walsh–Hadamard transform per row.
+
+        Parameters
+        ----------
+        aggregate : SupportCounts
+            An aggregate of this sketch.
+
+        Returns
+        -------
+        numpy.ndarray
+            float (k, m).
+        """
         signed = self.check_aggregate(aggregate).counts
         return self.k * self.c_eps * np.stack([walsh_hadamard(row) for row in signed])
 
-    def simulate(self, values, *, counts=None, rng=None):
-        """The aggregate of users holding ``values`` (``counts`` each), from real reports."""
+    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
+                 rng: RNG = None) -> SupportCounts:
+        # No closed form: through real reports.
         return simulate_from_reports(self, values, counts, rng)
 
     def _noise(self, n, count):
         return n * self.c_eps ** 2 - count - (n - count) / self.m
 
-    def output_distribution(self, value):
-        """Exact Pr[(j, l, sign) | value] over the 2km reports."""
-        cols = self.columns([value])[0]
+    def output_distribution(self, value: int | str | bytes) -> dict[tuple[int, int, int], float]:
+        """Exact law of one report over the 2km reports.
+
+        Parameters
+        ----------
+        value : int, str or bytes
+            A key.
+
+        Returns
+        -------
+        dict
+            {(row, coefficient, sign): probability}.
+        """
+        cols = self.encode([value])[0]
         out = {}
         for j in range(self.k):
             plus = parity(np.arange(self.m) & cols[j]) == 0

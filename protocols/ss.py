@@ -16,21 +16,38 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import bits
 from ._validate import check_epsilon, check_int, check_values
 from .accounting import subset_probabilities
-from .base import FrequencyOracle
+from .base import RNG, FrequencyOracle
 from .errors import IncompatibleError
 from .randomness import bernoulli, integers, random_bytes, source
 
 @dataclass(frozen=True, kw_only=True)
 class SubsetSelection(FrequencyOracle):
-    """k-subset selection; ``k=None`` picks the variance-optimal k ≈ d/(e^ε + 1)."""
+    """k-subset selection; ``k=None`` picks the variance-optimal k ≈ d/(e^ε + 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0 (ε-LDP, tight).
+    d : int
+        Domain size, >= 2.
+    k : int, optional
+        Subset size in [1, d − 1]; default max(1, round(d/(e^ε + 1))).
+
+    References
+    ----------
+    M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally
+    differential privacy", IEEE Trans. Inf. Theory 64(8), 2018; S. Wang et al., "Mutual
+    information optimally local private discrete distribution estimation", arXiv 2016.
+    """
 
     epsilon: float
     d: int
-    k: int = None
+    k: int | None = None
 
     def __post_init__(self):
         eps = check_epsilon(self.epsilon)
@@ -40,7 +57,7 @@ class SubsetSelection(FrequencyOracle):
         p_star, q_star = subset_probabilities(eps, d, k)
         self._set(epsilon=eps, d=d, k=k, p_star=p_star, q_star=q_star)
 
-    def perturb(self, encoded, rng=None):
+    def perturb(self, encoded: np.ndarray, rng: RNG = None) -> np.ndarray:
         """Draw the subsets exactly, on packed bits.
 
         Each other value joins independently with a dyadic probability m/2^b just below k/d
@@ -48,6 +65,18 @@ class SubsetSelection(FrequencyOracle):
         non-members are added (or members removed) one at a time until there are exactly
         k − [v included] of them. The procedure is invariant under permutations of the other
         values and ends at a fixed size, so the subset is uniform among those of that size.
+
+        Parameters
+        ----------
+        encoded : numpy.ndarray
+            int64 values in [0, d).
+        rng : None, int or numpy.random.Generator
+            None: the OS CSPRNG (clients); a seed or generator for simulations only.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 packed masks (n, ⌈d/8⌉), little-endian bit order, k bits set per row.
         """
         values = check_values(encoded, self.d)
         src = source(rng)
@@ -55,7 +84,7 @@ class SubsetSelection(FrequencyOracle):
         rows = np.arange(n)
         include = bernoulli(src, self.p_star, n)
         target = self.k - include.astype(np.int64)
-        numerator, join_bits = self._join_probability()
+        numerator, join_bits = self.join_probability()
         if numerator:
             planes = random_bytes(src, join_bits * n * width).reshape(join_bits, n, width)
             mask = bits.dyadic_bits(planes, numerator, join_bits)
@@ -80,9 +109,17 @@ class SubsetSelection(FrequencyOracle):
         mask[rows, byte] |= bit * include.astype(np.uint8)
         return mask
 
-    def _join_probability(self):
-        """(m, b): the fewest random bits b whose m/2^b <= k/d falls short of k/d by at most
-        2√k/d values, so the fix-up mostly adds (cheap) and its work stays O(√k) per user."""
+    def join_probability(self) -> tuple[int, int]:
+        """The dyadic probability m/2^b with which each other value first joins a subset.
+
+        b is the fewest random bits whose m/2^b <= k/d falls short of k/d by at most 2√k/d, so
+        the fix-up of :meth:`perturb` mostly adds (cheap) and its work stays O(√k) per user.
+
+        Returns
+        -------
+        (int, int)
+            m and b (m = 0: nobody joins, the fix-up adds all k − [v included] members).
+        """
         ratio, slack = self.k / self.d, 2 * math.sqrt(self.k) / self.d
         for b in range(0, 17):                 # b = 0: nobody joins, the fix-up adds all k
             m = math.floor(ratio * 2 ** b)
@@ -90,7 +127,7 @@ class SubsetSelection(FrequencyOracle):
                 return m, b
         return m, b
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         return bits.check_packed(reports, self.d)
 
     def _support(self, reports):
@@ -99,8 +136,19 @@ class SubsetSelection(FrequencyOracle):
             raise IncompatibleError(f"reports are not all {self.k}-subsets: another k or d")
         return counts
 
-    def output_distribution(self, value):
-        """Exact Pr[subset | value] over all C(d, k) subsets (keys: packed bytes). Small d only."""
+    def output_distribution(self, value: int) -> dict[bytes, float]:
+        """Exact law of one report: e^ε/Z for subsets holding v, 1/Z for the others. Small d only.
+
+        Parameters
+        ----------
+        value : int
+            A value in [0, d).
+
+        Returns
+        -------
+        dict
+            {packed subset mask (bytes): probability} over all C(d, k) subsets.
+        """
         value = int(check_values([value], self.d)[0])
         e, d, k = math.exp(self.epsilon), self.d, self.k
         z = math.comb(d - 1, k - 1) * e + math.comb(d - 1, k)

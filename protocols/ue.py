@@ -10,14 +10,16 @@ Reports are packed bits, little-endian bit order (:mod:`protocols.bits`).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import bits
 from ._validate import check_epsilon, check_int, check_probability, check_values
 from .accounting import log_ratio, oue_probabilities, sue_probabilities
-from .base import FrequencyOracle, SupportCounts, domain_counts
+from .base import RNG, FrequencyOracle, SupportCounts, domain_counts
 from .errors import LDPValueError
 from .randomness import generator, randomized_response_packed, source
 
@@ -27,12 +29,23 @@ class UnaryEncoding(FrequencyOracle):
     """Unary encoding with arbitrary flip probabilities p = Pr[1|1] > q = Pr[1|0].
 
     ε is derived: ε = ln(p(1 − q)/((1 − p)q)), tight.
+
+    Parameters
+    ----------
+    d : int
+        Domain size, >= 2.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0], 0 < q < p < 1.
+
+    References
+    ----------
+    Wang et al., USENIX Security 2017, Section 4.2.
     """
 
     d: int
     p: float
     q: float
-    epsilon: float = field(default=None, init=False)
+    epsilon: float = field(init=False)
 
     def __post_init__(self):
         d = check_int(self.d, "d", 2)
@@ -40,25 +53,38 @@ class UnaryEncoding(FrequencyOracle):
         q = check_probability(self.q, "q")
         if not (p > q and p < 1):
             raise LDPValueError(f"unary encoding needs q < p < 1, got p={p!r}, q={q!r}")
-        eps = log_ratio(p, q) if self.epsilon is None else self.epsilon
+        eps = getattr(self, "epsilon", None) or log_ratio(p, q)      # subclasses set ε first
         self._set(d=d, p=p, q=q, epsilon=eps, p_star=p, q_star=q)
 
     @property
-    def tight_epsilon(self):
+    def tight_epsilon(self) -> float:
         """ln(p(1 − q)/((1 − p)q)): the exact ε of these flip probabilities."""
         return log_ratio(self.p, self.q)
 
-    def perturb(self, encoded, rng=None):
-        """Perturb one-hot encodings of ``encoded`` values into packed reports."""
+    def perturb(self, encoded: np.ndarray, rng: RNG = None) -> np.ndarray:
+        """Per-bit randomized response (p, q) on the one-hot encodings of the values.
+
+        Parameters
+        ----------
+        encoded : numpy.ndarray
+            int64 values in [0, d).
+        rng : None, int or numpy.random.Generator
+            None: the OS CSPRNG (clients); a seed or generator for simulations only.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 packed reports (n, ⌈d/8⌉), little-endian bit order.
+        """
         values = check_values(encoded, self.d)
         return perturb_positions(values[:, None], self.d, self.p, self.q, rng)
 
-    def check_reports(self, reports):
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
         return bits.check_packed(reports, self.d)
 
-    def simulate(self, values, *, counts=None, rng=None):
-        """The aggregate of users holding ``values`` (``counts`` each), drawn exactly in
-        distribution without reports (:func:`simulate_column_sums`), at O(d) cost whatever n is."""
+    def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None,
+                 rng: RNG = None) -> SupportCounts:
+        # Exact in law without reports (simulate_column_sums), O(d) whatever n is.
         t = domain_counts(values, counts, self.d)
         return SupportCounts(self, simulate_column_sums(t, int(t.sum()), self.p, self.q,
                                                         generator(rng)), int(t.sum()))
@@ -66,17 +92,39 @@ class UnaryEncoding(FrequencyOracle):
     def _support(self, reports):
         return bits.column_sums(reports, self.d)
 
-    def aggregate_batches(self, batches):
-        """One aggregate of an iterable of report batches (:func:`count_columns`)."""
+    def aggregate_batches(self, batches: Iterable) -> SupportCounts:
+        """One aggregate of an iterable of report batches, one running bit-sliced counter.
+
+        Parameters
+        ----------
+        batches : iterable of numpy.ndarray
+            Packed report batches.
+
+        Returns
+        -------
+        SupportCounts
+            Equal to merging ``aggregate(batch)`` over the batches (:func:`count_columns`).
+        """
         return SupportCounts(self, *count_columns(batches, self.d))
 
-    def output_distribution(self, value):
-        """Exact Pr[report | value] over all 2^d reports (keys: packed bytes). Small d only."""
+    def output_distribution(self, value: int) -> dict[bytes, float]:
+        """Exact law of one report over all 2^d reports. Small d only.
+
+        Parameters
+        ----------
+        value : int
+            A value in [0, d).
+
+        Returns
+        -------
+        dict
+            {packed report (bytes): probability}.
+        """
         value = int(check_values([value], self.d)[0])
         return bit_vector_distribution(np.arange(self.d) == value, self.p, self.q)
 
 
-def perturb_positions(positions, width, p, q, rng=None):
+def perturb_positions(positions: ArrayLike, width: int, p: float, q: float, rng: RNG = None) -> np.ndarray:
     """Per-bit randomized response on bit vectors given by the positions of their ones.
 
     Parameters
@@ -101,9 +149,16 @@ def perturb_positions(positions, width, p, q, rng=None):
     return randomized_response_packed(source(rng), (n, width), (rows, positions.ravel()), p, q)
 
 
-def count_columns(batches, d):
+def count_columns(batches: Iterable, d: int) -> tuple[np.ndarray, int]:
     """Column sums of an iterable of packed report batches with one running bit-sliced
     :class:`protocols.bits.ColumnCounter`; each batch is validated, never kept.
+
+    Parameters
+    ----------
+    batches : iterable of numpy.ndarray
+        Packed uint8 batches (n_i, ⌈d/8⌉).
+    d : int
+        Bits per report.
 
     Returns
     -------
@@ -118,13 +173,30 @@ def count_columns(batches, d):
     return counter.counts(), n
 
 
-def debias_counts(counts, n, p, q):
-    """Debiased bit counts (Erlingsson et al. 2014; Theorem 2 of the BFRRCE paper).
+def debias_counts(counts: ArrayLike, n: int | ArrayLike, p: float, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """Debiased bit counts and their plug-in variance.
 
     With c the number of the n reports having a bit set, t̂ = (c − nq)/(p − q) is unbiased for
     t, the number of users whose true bit is set, and Var(t̂) = [t p(1 − p) + (n − t) q(1 − q)]
-    /(p − q)², returned at the plug-in t = clip(t̂, 0, n). ``n`` may be an array (per cohort).
-    Returns (t̂, variance).
+    /(p − q)², returned at the plug-in t = clip(t̂, 0, n).
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Column sums c.
+    n : int or array_like of int
+        Number of reports (an array: per cohort, broadcast against ``counts``).
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        t̂ and its variance.
+
+    References
+    ----------
+    Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR", CCS 2014; Theorem 2 of the BFRRCE paper.
     """
     counts = np.asarray(counts, dtype=float)
     t_hat = (counts - n * q) / (p - q)
@@ -132,20 +204,47 @@ def debias_counts(counts, n, p, q):
     return t_hat, (t * p * (1 - p) + (n - t) * q * (1 - q)) / (p - q) ** 2
 
 
-def simulate_column_sums(t, n, p, q, rng):
+def simulate_column_sums(t: ArrayLike, n: int, p: float, q: float, rng: np.random.Generator) -> np.ndarray:
     """Column sums drawn exactly in distribution: c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q).
 
     t_j is the number of the n users whose bit j is set; bits of different users and columns
     are independent, so this is the exact joint law of the column sums of n real reports.
+
+    Parameters
+    ----------
+    t : array_like of int
+        Users whose true bit is set, per column.
+    n : int
+        Number of users.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 column sums.
     """
     t = np.asarray(t, dtype=np.int64)
     return rng.binomial(t, p) + rng.binomial(n - t, q)
 
 
-def grouped_column_sums(groups, packed, num_groups, width):
+def grouped_column_sums(groups: np.ndarray, packed: np.ndarray, num_groups: int, width: int) -> np.ndarray:
     """Per group g: column sums of the packed rows of group g, and (last column) their number.
 
-    Returns an int64 array (num_groups, width + 1); one bit-sliced pass per group present.
+    Parameters
+    ----------
+    groups : numpy.ndarray
+        int64 group of each row, in [0, num_groups).
+    packed : numpy.ndarray
+        uint8 packed rows (n, ⌈width/8⌉).
+    num_groups, width : int
+        Groups and bits per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (num_groups, width + 1); one bit-sliced pass per group present.
     """
     counts = np.zeros((num_groups, width + 1), dtype=np.int64)
     for g in np.unique(groups):
@@ -155,10 +254,25 @@ def grouped_column_sums(groups, packed, num_groups, width):
     return counts
 
 
-def bit_vector_distribution(true_bits, p, q):
+def bit_vector_distribution(true_bits: ArrayLike, p: float, q: float) -> dict[bytes, float]:
     """Exact output distribution of per-bit randomized response on one bit vector.
 
-    Returns {packed report bytes: probability} over all 2^len(true_bits) outputs.
+    Parameters
+    ----------
+    true_bits : array_like of bool
+        The vector, at most 16 bits.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    dict
+        {packed report (bytes): probability} over all 2^len(true_bits) outputs.
+
+    Raises
+    ------
+    LDPValueError
+        More than 16 bits.
     """
     true_bits = np.asarray(true_bits, dtype=bool)
     d = true_bits.size
@@ -188,7 +302,19 @@ class _BudgetedUnaryEncoding(UnaryEncoding):
 
 @dataclass(frozen=True, kw_only=True)
 class SUE(_BudgetedUnaryEncoding):
-    """Symmetric unary encoding (Basic RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1), q = 1 − p."""
+    """Symmetric unary encoding (Basic RAPPOR): p = e^{ε/2}/(e^{ε/2} + 1), q = 1 − p.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0 (ε-LDP, tight).
+    d : int
+        Domain size, >= 2.
+
+    References
+    ----------
+    Wang et al., USENIX Security 2017, Section 4.2.
+    """
 
     @staticmethod
     def _probabilities(eps):
@@ -201,17 +327,55 @@ class BasicRAPPOR(SUE):
 
     Each bit is kept with probability 1 − f/2 and flipped otherwise; ε = 2 ln(p/(1 − p)) with
     p = 1 − f/2. Identical in distribution to :class:`SUE`; :meth:`from_f` takes RAPPOR's f.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0.
+    d : int
+        Domain size, >= 2.
+
+    References
+    ----------
+    Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: randomized aggregatable privacy-preserving
+    ordinal response", CCS 2014.
     """
 
     @classmethod
-    def from_f(cls, *, f, d):
+    def from_f(cls, *, f: float, d: int) -> BasicRAPPOR:
+        """The mechanism of RAPPOR's permanent response parameter f.
+
+        Parameters
+        ----------
+        f : float
+            Each bit is replaced by a fair coin with probability f, in (0, 1).
+        d : int
+            Domain size.
+
+        Returns
+        -------
+        BasicRAPPOR
+            ε = 2 ln((1 − f/2)/(f/2)).
+        """
         f = check_probability(f, "f")
         return cls(epsilon=2 * math.log((1 - f / 2) / (f / 2)), d=d)
 
 
 @dataclass(frozen=True, kw_only=True)
 class OUE(_BudgetedUnaryEncoding):
-    """Optimized unary encoding (Wang et al. 2017): p = 1/2, q = 1/(e^ε + 1)."""
+    """Optimized unary encoding: p = 1/2, q = 1/(e^ε + 1); Var = 4n e^ε/(e^ε − 1)² at f = 0.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget ε > 0 (ε-LDP, tight).
+    d : int
+        Domain size, >= 2.
+
+    References
+    ----------
+    Wang et al., USENIX Security 2017, Section 4.2.
+    """
 
     @staticmethod
     def _probabilities(eps):

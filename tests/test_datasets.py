@@ -89,7 +89,7 @@ def test_users_blocks_folder(tmp_path):
     (blocks / "rev00000.dat").write_bytes(b"undo data, not blocks")
     for path in (tmp_path, blocks, blocks / "blk00000.dat"):
         d = datasets.load("bitcoin", path=path)
-        assert d.values.tolist() == [GENESIS_ADDRESS] and d.extra == {"blocks": 1}
+        assert d.values.tolist() == [GENESIS_ADDRESS] and "of 1 distinct mainnet blocks" in d.description
         assert len(d.candidates) == 2 and GENESIS_ADDRESS in d.candidates
 
 
@@ -235,7 +235,7 @@ def test_bitcoin_blocks_equal_the_reference_table():
     rows = _csv_rows(SHARED / "blocks_outputs.csv.gz")
     reference = collections.Counter(r["address"] for r in rows if r["address"])
     assert collections.Counter(data.values.tolist()) == reference
-    assert data.n == 51126 and data.cardinality == 43136 and data.extra["blocks"] == 610
+    assert data.n == 51126 and data.cardinality == 43136 and "of 610 distinct" in data.description
     table_hashes = {r["block_hash"] for r in rows}
     multinet = bitcoin.read_blocks([SHARED / "blocks" / "hcl_multinet.blk"])
     assert multinet and all(b.hash in table_hashes for b in multinet)      # other networks skipped

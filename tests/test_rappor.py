@@ -4,8 +4,10 @@ import sys
 import numpy as np
 import pytest
 
-from protocols import RAPPOR, LDPTypeError, LDPValueError, exact_epsilon
+from protocols import RAPPOR, LDPTypeError, LDPValueError, bits, exact_epsilon
 from protocols.rappor import nnls, ols_fit
+
+from conftest import tolerance_mean
 
 
 def disjoint_values(mech, count=2):
@@ -168,3 +170,15 @@ def test_nnls_matches_brute_force():
             if (z >= 0).all():
                 best = min(best, np.sum((A @ z - b) ** 2))
         assert np.sum((A @ x - b) ** 2) == pytest.approx(best, rel=1e-9, abs=1e-12)
+
+
+def test_rappor_clears_true_bits():
+    """P[S=1 | B=1] = q* < 1: a true bit is cleared with probability 1 − q* (ε is finite)."""
+    mech = RAPPOR(num_bits=16, num_hashes=1, num_cohorts=1)
+    n = 40000
+    rep = mech.privatize(np.zeros(n, dtype=np.int64), rng=2)
+    pos = mech.filter_positions([0], [0])[0, 0]
+    rate = bits.unpack(rep.bits, 16)[:, pos].mean()
+    s = math.sqrt(mech.p_star * (1 - mech.p_star))
+    assert abs(rate - mech.p_star) <= tolerance_mean(s, n)
+    assert rate < 0.9

@@ -17,7 +17,7 @@ SKETCHES = [CMS, HCMS]
 
 def separated_pair(mech, d=200):
     """Two keys hashed to different columns in every row (the worst case for ε)."""
-    cols = mech.columns(np.arange(d))
+    cols = mech.encode(np.arange(d))
     for b in range(1, d):
         if (cols[b] != cols[0]).all():
             return [0, b]

@@ -31,10 +31,31 @@ from . import moments, occupancy
 TAU_TAILS = (0.2, 0.02, 0.002)         # null tail probabilities of the mass-balance thresholds
 
 
-def lower_bound(counts, t_hat, var_hat, *, n, p, q, L, l, mass, alpha):
+def lower_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,
+                q: float, L: int, l: int, mass: float | None, alpha: float) -> tuple[float, dict]:
     """One-sided lower confidence bound on D at level 1 − α, and its ingredients.
 
-    ``mass`` is a lower bound on N (n with one value per user, None if unknown).
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Column sums c_j (L,).
+    t_hat, var_hat : numpy.ndarray
+        Debiased column sums and their plug-in variances.
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L, l : int
+        Filter size and hashes per value.
+    mass : float or None
+        A lower bound on N (n with one value per user, None if unknown).
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    (float, dict)
+        The bound and {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment"}.
     """
     k_lo = occupancy.occupied_columns_lower(counts, n, q, alpha / 4)
     by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 4)
@@ -54,7 +75,7 @@ def _truncation_bias(t, n, p, q, tau):
     return s / (p - q) * stats.norm.pdf((tau + 0.5 - mu) / s)
 
 
-def light_values_upper(outside, users_out, L, alpha):
+def light_values_upper(outside: int, users_out: float, L: int, alpha: float) -> float:
     """Upper bound on light values when ``outside`` columns hold at most ``users_out`` users.
 
     Light values hash independently of the data, so their numbers per column are (Poissonized)
@@ -63,6 +84,27 @@ def light_values_upper(outside, users_out, L, alpha):
     Dvoretzky–Kiefer–Wolfowitz inequality with Massart's constant, N_{<m} <= L F_λ(m − 1) + δ for
     all m at once with probability 1 − α, δ = √(L ln(1/α)/2). Each light value outside brings a
     user there, so the largest λ whose bound on S_k stays <= ``users_out`` gives L·λ⁺.
+
+    Parameters
+    ----------
+    outside : int
+        Columns outside H.
+    users_out : float
+        Upper bound on the users in those columns.
+    L : int
+        Filter size.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    float
+        L·λ⁺ (∞ when too few columns are outside).
+
+    References
+    ----------
+    P. Massart, "The tight constant in the Dvoretzky–Kiefer–Wolfowitz inequality", Ann. Probab.
+    18(3), 1990.
     """
     k = outside
     delta = math.sqrt(L * math.log(1 / alpha) / 2)
@@ -83,11 +125,33 @@ def light_values_upper(outside, users_out, L, alpha):
     return L * optimize.brentq(least, 0.0, hi, xtol=1e-9, rtol=1e-9) if least(0.0) < 0 else 0.0
 
 
-def upper_bound(counts, t_hat, var_hat, *, n, p, q, L, l, cap, alpha):
+def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,
+                q: float, L: int, l: int, cap: float, alpha: float) -> tuple[float, dict]:
     """One-sided upper confidence bound on D at level 1 − α (mass balance), and its ingredients.
 
-    ``cap`` always bounds D (n with one value per user; an upper confidence bound on Σ_j t_j
-    for sets). The smallest bound over the thresholds of ``TAU_TAILS`` is kept (Bonferroni).
+    The smallest bound over the thresholds of ``TAU_TAILS`` is kept (Bonferroni).
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Column sums c_j (L,).
+    t_hat, var_hat : numpy.ndarray
+        Debiased column sums and their plug-in variances.
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L, l : int
+        Filter size and hashes per value.
+    cap : float
+        Always bounds D (n with one value per user; an upper confidence bound on Σ_j t_j for sets).
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    (float, dict)
+        The bound and the ingredients of the threshold that gave it.
     """
     counts = np.asarray(counts)
     t_plus = np.clip(t_hat, 0, n)

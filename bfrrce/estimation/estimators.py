@@ -30,6 +30,7 @@ threshold=0.5) -> (value, std_error, visible, visible_se, details)``.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import optimize, stats
@@ -40,12 +41,18 @@ from . import bounds, moments, occupancy
 from .detection import detection_limit, detection_probability
 from .result import CardinalityEstimate, Count
 
+if TYPE_CHECKING:
+    from ..sums import Debiased
+
+EstimatorResult = tuple[float, float, float, float, dict]   # value, se, visible, visible se, details
+
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
 ASSUMPTION = ("all values have about equal frequencies or are above the detection limit "
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
 
 
-def combine(visible, visible_se, simpson, simpson_se):
+def combine(visible: float, visible_se: float, simpson: float,
+            simpson_se: float) -> tuple[float, float, float]:
     """Smooth combination of the visible count V and the inverse Simpson index S.
 
     With Δ = S − V, σ = √(se_V² + se_S²), d = Δ/σ and w₀ = se_V²/σ² (the precision weight of S),
@@ -55,6 +62,18 @@ def combine(visible, visible_se, simpson, simpson_se):
     is the precision-weighted mean there. The standard errors are those of the reports' noise.
     Returns (value, se, g') with se by the delta method, g' = d(Δω)/dΔ = ω + d·ω'(d) and
     Var = (1 − g')² se_V² + g'² se_S² (V and S independent given the data).
+
+    Parameters
+    ----------
+    visible, visible_se : float
+        V and the standard error of its noise.
+    simpson, simpson_se : float
+        S and the standard error of its noise.
+
+    Returns
+    -------
+    (float, float, float)
+        The estimate, its standard error and g'.
     """
     var = visible_se ** 2 + simpson_se ** 2
     if var <= 0:
@@ -85,9 +104,41 @@ def _combined(debiased, visible, visible_se, visible_hash_se, p, q, mass, L, l, 
     return (value, math.hypot(se, hash_se), visible, math.hypot(visible_se, visible_hash_se), details)
 
 
-def estimate_fill(debiased, *, counts, p, q, L, l, mass, positions=None, multiplicity=None,
-                  threshold=0.5):
-    """Domain-free estimate (module docstring); candidates and ``threshold`` are not used."""
+def estimate_fill(debiased: Debiased, *, counts: np.ndarray, p: float, q: float, L: int, l: int,
+                  mass: float, positions: np.ndarray | None = None,
+                  multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
+    """Domain-free estimate (module docstring); candidates and ``threshold`` are not used.
+
+    Parameters
+    ----------
+    debiased : bfrrce.Debiased
+        Debiased column sums.
+    counts : numpy.ndarray
+        Raw column sums c_j (L,).
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L, l : int
+        Filter size and hashes per value.
+    mass : float
+        N, the total count of the values (n with one value per user).
+    positions : numpy.ndarray, optional
+        int (M, l): the candidates' filter positions (not used here).
+    multiplicity : numpy.ndarray, optional
+        Candidates per column (not used here).
+    threshold : float
+        The paper's threshold (not used here).
+
+    Returns
+    -------
+    (float, float, float, float, dict)
+        Estimate, its standard error, the visible count, its standard error, and details.
+
+    References
+    ----------
+    K.-Y. Whang, B. T. Vander-Zanden, H. M. Taylor, "A linear-time probabilistic counting
+    algorithm for database applications", ACM TODS 15(2), 1990; E. H. Simpson, "Measurement of
+    diversity", Nature 163, 1949.
+    """
     k, k_se = occupancy.occupied_columns(counts, debiased.n, q, p)
     visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l)
     slope = occupancy.values_slope(L - k, L, l)
@@ -112,9 +163,32 @@ def _need_candidates(method, positions):
     return positions
 
 
-def estimate_corrected(debiased, *, counts, p, q, L, l, mass, positions=None, multiplicity=None,
-                       threshold=0.5):
-    """Candidate-domain estimate with exact column multiplicities (module docstring)."""
+def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, p: float, q: float, L: int, l: int,
+                       mass: float, positions: np.ndarray | None = None,
+                       multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
+    """Candidate-domain estimate with exact column multiplicities (module docstring).
+
+    Parameters
+    ----------
+    debiased, counts, p, q, L, l, mass
+        As :func:`estimate_fill`.
+    positions : numpy.ndarray
+        int (M, l): the candidates' filter positions (required).
+    multiplicity : numpy.ndarray
+        m_j, the candidates hashed to each column (L,).
+    threshold : float
+        Not used.
+
+    Returns
+    -------
+    (float, float, float, float, dict)
+        As :func:`estimate_fill`.
+
+    Raises
+    ------
+    LDPValueError
+        No candidates.
+    """
     n_candidates = len(_need_candidates("corrected", positions))
     touched = multiplicity > 0
     m = multiplicity[touched]
@@ -126,9 +200,32 @@ def estimate_corrected(debiased, *, counts, p, q, L, l, mass, positions=None, mu
     return _combined(debiased, n_candidates * x, n_candidates * k_se * slope, 0.0, p, q, mass, L, l, details)
 
 
-def estimate_paper(debiased, *, counts, p, q, L, l, mass, positions=None, multiplicity=None,
-                   threshold=0.5):
-    """The paper's threshold estimator over the candidates (module docstring)."""
+def estimate_paper(debiased: Debiased, *, counts: np.ndarray, p: float, q: float, L: int, l: int,
+                   mass: float, positions: np.ndarray | None = None,
+                   multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
+    """The paper's threshold estimator over the candidates (module docstring).
+
+    Parameters
+    ----------
+    debiased, counts, p, q, L, l, mass
+        As :func:`estimate_fill`.
+    positions : numpy.ndarray
+        int (M, l): the candidates' filter positions (required).
+    multiplicity : numpy.ndarray, optional
+        Not used.
+    threshold : float
+        Users a bit's t̂ must exceed to count as set.
+
+    Returns
+    -------
+    (float, float, float, float, dict)
+        As :func:`estimate_fill`; the estimate is the number of candidates whose l bits pass.
+
+    Raises
+    ------
+    LDPValueError
+        No candidates, or a threshold that is not finite.
+    """
     positions = _need_candidates("paper", positions)
     if not math.isfinite(threshold):
         raise LDPValueError(f"threshold must be a finite number of users, got {threshold!r}")
@@ -144,14 +241,47 @@ def estimate_paper(debiased, *, counts, p, q, L, l, mass, positions=None, multip
 ESTIMATORS = {"fill": estimate_fill, "corrected": estimate_corrected, "paper": estimate_paper}
 
 
-def estimate_cardinality(debiased, *, method, counts, p, q, L, l, unit, confidence, parameters,
-                         positions=None, multiplicity=None, threshold=0.5):
+def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray, p: float, q: float,
+                         L: int, l: int, unit: str, confidence: float, parameters: dict,
+                         positions: np.ndarray | None = None, multiplicity: np.ndarray | None = None,
+                         threshold: float = 0.5) -> CardinalityEstimate:
     """Bounds, point estimate and detection curve of one method, as a
     :class:`~bfrrce.estimation.CardinalityEstimate`.
 
     The bounds are each one-sided at (1 − confidence)/2. With ``unit="value"`` the total count
     is N = n; with ``unit="item"`` it is unknown, and Σ_j t̂_j/l estimates it (Σ_j t_j <= l N, so
     its upper confidence bound caps D).
+
+    Parameters
+    ----------
+    debiased : bfrrce.Debiased
+        Debiased column sums.
+    method : {"fill", "corrected", "paper"}
+        The point estimator (:data:`ESTIMATORS`).
+    counts : numpy.ndarray
+        Raw column sums c_j (L,).
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L, l : int
+        Filter size and hashes per value.
+    unit : {"value", "item"}
+        What one user's ε protects.
+    confidence : float
+        Joint level of the two bounds, in (0, 1).
+    parameters : dict
+        Shown in the result (ε, L, l, ...).
+    positions, multiplicity, threshold
+        As the estimators take them.
+
+    Returns
+    -------
+    CardinalityEstimate
+
+    Raises
+    ------
+    LDPValueError
+        ``confidence`` outside (0, 1), an unknown method, or no candidates for a method that
+        needs them.
     """
     if not 0 < confidence < 1:
         raise LDPValueError(f"confidence must be in (0, 1), got {confidence!r}")

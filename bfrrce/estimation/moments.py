@@ -17,11 +17,28 @@ import math
 import numpy as np
 
 
-def second_moment(t_hat, var_hat, n, p, q):
-    """(Ŝ₂, se): Ŝ₂ = Σ_j (t̂_j² − V̂_j) with V̂_j = [t̂_j(p(1 − p) − q(1 − q)) + n q(1 − q)]/(p − q)²,
-    the variance at the unclipped t̂_j (linear in t̂_j, hence unbiased: a variance clipped at
+def second_moment(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float,
+                  q: float) -> tuple[float, float]:
+    """Unbiased estimate of S₂ = Σ_j t_j² and its standard error.
+
+    Ŝ₂ = Σ_j (t̂_j² − V̂_j) with V̂_j = [t̂_j(p(1 − p) − q(1 − q)) + n q(1 − q)]/(p − q)², the
+    variance at the unclipped t̂_j (linear in t̂_j, hence unbiased: a variance clipped at
     t̂_j >= 0 would bias Ŝ₂ down by about 0.4σ₀ per empty column). The standard error uses the
     non-negative ``var_hat``: Var(t̂_j²) ≈ 4 t_j² V_j + 2 V_j² (normal t̂_j).
+
+    Parameters
+    ----------
+    t_hat, var_hat : numpy.ndarray
+        Debiased column sums and their (non-negative) plug-in variances.
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    (float, float)
+        Ŝ₂ and its standard error.
     """
     linear = (t_hat * (p * (1 - p) - q * (1 - q)) + n * q * (1 - q)) / (p - q) ** 2
     s2 = float(np.sum(t_hat ** 2 - linear))
@@ -29,14 +46,37 @@ def second_moment(t_hat, var_hat, n, p, q):
     return s2, float(np.sqrt(np.sum(4 * t2 * var_hat + 2 * var_hat ** 2)))
 
 
-def inverse_simpson(t_hat, var_hat, n, p, q, mass, L, l):
+def inverse_simpson(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float, q: float,
+                    mass: float, L: int, l: int) -> tuple[float, float, float]:
     """Estimate of N²/Σ_v f_v² (collision-corrected) and two standard errors.
 
     Σ_v f_v² is estimated by (Ŝ₂ − N² l²/L)/(l − l²/L) and kept >= N (every f_v >= 1), so the
-    estimate lies in [0, N]. Returns (value, noise_se, hash_se): the spread from the reports'
-    noise (:func:`second_moment`), and the spread of the collisions over hash draws (the cross
-    term Σ_{v≠w} f_v f_w |h(v) ∩ h(w)| has pairwise independent summands, variance at most
-    2 l² (Σ_v f_v²)² (1/L)(1 − 1/L)), both by the delta method.
+    estimate lies in [0, N].
+
+    Parameters
+    ----------
+    t_hat, var_hat : numpy.ndarray
+        Debiased column sums and their plug-in variances.
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    mass : float
+        N, the total count of the values.
+    L, l : int
+        Filter size and hashes per value.
+
+    Returns
+    -------
+    (float, float, float)
+        The estimate; the standard error from the reports' noise (:func:`second_moment`); and
+        the spread of the collisions over hash draws (the cross term
+        Σ_{v≠w} f_v f_w |h(v) ∩ h(w)| has pairwise independent summands, variance at most
+        2 l² (Σ_v f_v²)² (1/L)(1 − 1/L)), both by the delta method.
+
+    References
+    ----------
+    E. H. Simpson, "Measurement of diversity", Nature 163, 1949.
     """
     s2, se = second_moment(t_hat, var_hat, n, p, q)
     scale = l - l * l / L

@@ -20,13 +20,28 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u
 
 
-def null_pvalues(counts, n, q):
-    """p_j = Pr[Binomial(n, q) >= c_j], the p-value of "column j is empty" (exact law)."""
+def null_pvalues(counts: ArrayLike, n: int, q: float) -> np.ndarray:
+    """p_j = Pr[Binomial(n, q) >= c_j], the p-value of "column j is empty" (exact law).
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Column sums.
+    n : int
+        Number of reports.
+    q : float
+        Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     distinct, index = np.unique(np.asarray(counts), return_inverse=True)     # counts repeat
     return stats.binom.sf(distinct - 1, n, q)[index.reshape(-1)]
 
@@ -52,13 +67,35 @@ def _occupied(counts, n, q, quantile):
         k = nxt
 
 
-def occupied_columns_lower(counts, n, q, alpha):
-    """Lower confidence bound on the number of occupied columns, level 1 − α, any data."""
+def occupied_columns_lower(counts: ArrayLike, n: int, q: float, alpha: float) -> int:
+    """Lower confidence bound on the number of occupied columns, level 1 − α, any data.
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Column sums.
+    n : int
+        Number of reports.
+    q : float
+        Pr[report bit 1 | bit 0].
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    int
+
+    References
+    ----------
+    N. Meinshausen, J. Rice, "Estimating the proportion of false null hypotheses among a large
+    number of independently tested hypotheses", Ann. Statist. 34(1), 2006.
+    """
     level = 1 - alpha / P_GRID.size
     return _occupied(counts, n, q, lambda size, u: stats.binom.ppf(level, size, u))[0]
 
 
-def occupied_columns(counts, n, q, p, alpha=0.05):
+def occupied_columns(counts: ArrayLike, n: int, q: float, p: float,
+                     alpha: float = 0.05) -> tuple[float, float]:
     """Estimate K̂ of the number of occupied columns and its standard error.
 
     The threshold u* is the one at which the lower confidence bound (level 1 − α per threshold)
@@ -69,6 +106,22 @@ def occupied_columns(counts, n, q, p, alpha=0.05):
     (the empty columns, exactly) + Σ_j P_j(1 − P_j), P_j = Pr[c_j >= c*] for the count c* that
     p-values <= u* need, estimated by Φ((c_j − c* + ½)/s_j),
     s_j² = n q(1 − q) + t̂_j⁺(p(1 − p) − q(1 − q)) (about 0 on empty columns when u* is small).
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Column sums.
+    n : int
+        Number of reports.
+    q, p : float
+        Pr[report bit 1 | bit 0] and Pr[report bit 1 | bit 1].
+    alpha : float
+        Level of the lower bound whose threshold is used.
+
+    Returns
+    -------
+    (float, float)
+        K̂ and its standard error.
     """
     counts = np.asarray(counts)
     L = counts.size
@@ -83,32 +136,86 @@ def occupied_columns(counts, n, q, p, alpha=0.05):
     return k, math.sqrt(var_r) / (1 - u)
 
 
-def values_from_empty(empty_fraction, L, l):
-    """D with (1 − 1/L)^{lD} = ``empty_fraction`` (∞ at 0): the fill-ratio inversion."""
+def values_from_empty(empty_fraction: float, L: int, l: int) -> float:
+    """D with (1 − 1/L)^{lD} = ``empty_fraction`` (∞ at 0): the fill-ratio inversion.
+
+    Parameters
+    ----------
+    empty_fraction : float
+        Fraction of empty columns.
+    L, l : int
+        Filter size and hashes per value.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    Whang, Vander-Zanden, Taylor, ACM TODS 1990; S. J. Swamidass, P. Baldi, J. Chem. Inf. Model.
+    47(3), 2007.
+    """
     if empty_fraction <= 0:
         return math.inf
     return math.log(empty_fraction) / (l * math.log1p(-1 / L))
 
 
-def occupancy_variance(values, L, l):
+def occupancy_variance(values: float, L: int, l: int) -> float:
     """Variance of the number of occupied columns after l·D uniform hashes (over hash draws):
-    L(L − 1)(1 − 2/L)^m + Lπ − L²π², m = lD, π = (1 − 1/L)^m."""
+    L(L − 1)(1 − 2/L)^m + Lπ − L²π², m = lD, π = (1 − 1/L)^m.
+
+    Parameters
+    ----------
+    values : float
+        D.
+    L, l : int
+        Filter size and hashes per value.
+
+    Returns
+    -------
+    float
+    """
     m = l * values
     pi = (1 - 1 / L) ** m
     return max(L * (L - 1) * (1 - 2 / L) ** m + L * pi - (L * pi) ** 2, 0.0)
 
 
-def values_slope(empty, L, l):
-    """dD/dK at ``empty`` = L − K empty columns (for the delta method)."""
+def values_slope(empty: float, L: int, l: int) -> float:
+    """dD/dK at ``empty`` = L − K empty columns (for the delta method).
+
+    Parameters
+    ----------
+    empty : float
+        Empty columns (floored at 1/2).
+    L, l : int
+        Filter size and hashes per value.
+
+    Returns
+    -------
+    float
+    """
     return 1 / (max(empty, 0.5) * l * -math.log1p(-1 / L))
 
 
-def values_lower(occupied, L, l, alpha):
+def values_lower(occupied: float, L: int, l: int, alpha: float) -> float:
     """Fewest values that occupy ``occupied`` columns with probability >= α, and >= occupied/l.
 
     The number of empty columns after lD hashes is taken as Binomial(L, π), π = (1 − 1/L)^{lD}:
     its indicators are negatively associated, so the binomial tails are wider than the true ones
     and the Clopper–Pearson bound on π (a beta quantile) is conservative.
+
+    Parameters
+    ----------
+    occupied : float
+        Occupied columns.
+    L, l : int
+        Filter size and hashes per value.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    float
     """
     if occupied <= 0:
         return 0.0
@@ -117,8 +224,22 @@ def values_lower(occupied, L, l, alpha):
     return max(values_from_empty(pi_hi, L, l), occupied / l)
 
 
-def values_upper(occupied, L, l, alpha):
-    """Most values whose hashes all land in ``occupied`` columns, at level α (∞ if all are)."""
+def values_upper(occupied: int, L: int, l: int, alpha: float) -> float:
+    """Most values whose hashes all land in ``occupied`` columns, at level α (∞ if all are).
+
+    Parameters
+    ----------
+    occupied : int
+        Occupied columns.
+    L, l : int
+        Filter size and hashes per value.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    float
+    """
     empty = L - occupied
     if empty <= 0:
         return math.inf

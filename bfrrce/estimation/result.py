@@ -9,11 +9,21 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Count:
-    """A point estimate with its standard error and a confidence interval."""
+    """A point estimate with its standard error and a confidence interval.
+
+    Attributes
+    ----------
+    value : float
+        The estimate.
+    std_error : float
+        Its standard error.
+    interval : (float, float)
+        Lower and upper confidence bounds.
+    """
 
     value: float
     std_error: float
-    interval: tuple
+    interval: tuple[float, float]
 
 
 def _fmt(x):
@@ -35,6 +45,7 @@ class CardinalityEstimate:
         Lower and upper confidence bounds on the true number of distinct values, jointly at level
         ``confidence`` for any frequency distribution (docs/estimation.md).
     confidence : float
+        Level of ``interval``.
     assumption : str
         What ``value`` assumes beyond the bounds.
     visible : Count
@@ -44,6 +55,7 @@ class CardinalityEstimate:
     detection : dict
         {users: detection probability} at a quarter, half, one and the 90% point of the limit.
     method : str
+        The estimator: ``"fill"``, ``"corrected"`` or ``"paper"``.
     parameters : dict
         ε (user level), L, l, n, perturbation, unit.
     details : dict
@@ -52,23 +64,23 @@ class CardinalityEstimate:
 
     value: float
     std_error: float
-    interval: tuple
+    interval: tuple[float, float]
     confidence: float
     assumption: str
     visible: Count
-    detection_limit: dict
-    detection: dict
+    detection_limit: dict[float, float]
+    detection: dict[float, float]
     method: str
-    parameters: dict
-    details: dict = field(default_factory=dict, repr=False)
+    parameters: dict[str, object]
+    details: dict[str, object] = field(default_factory=dict, repr=False)
 
     @property
-    def lower(self):
+    def lower(self) -> float:
         """Lower confidence bound on the number of distinct values."""
         return self.interval[0]
 
     @property
-    def upper(self):
+    def upper(self) -> float:
         """Upper confidence bound on the number of distinct values."""
         return self.interval[1]
 

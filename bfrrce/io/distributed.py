@@ -7,20 +7,56 @@ so the result equals single-process aggregation exactly, whatever the tree or th
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from functools import reduce
+from typing import TYPE_CHECKING, Any
 
 from protocols.errors import LDPValueError
 
 from .stream import aggregate_file
+
+if TYPE_CHECKING:
+    from ..mechanism import BFRRCE
+    from ..sums import ColumnSums
 
 
 def _merge_all(*parts):
     return reduce(lambda a, b: a.merge(b), parts)
 
 
-def aggregate_files_dask(paths, mechanism=None, client=None, split_every=8, chunk_rows=1 << 16):
-    """Column sums of ``paths`` computed on Dask (``client``: a distributed Client, or the
-    default scheduler when None)."""
+def aggregate_files_dask(paths: Iterable[str | os.PathLike], mechanism: BFRRCE | None = None,
+                         client: Any = None, split_every: int = 8,
+                         chunk_rows: int = 1 << 16) -> ColumnSums:
+    """Column sums of report files computed on Dask, merged as a tree.
+
+    Parameters
+    ----------
+    paths : iterable of str or path
+        Report files (or Parquet files), one task each.
+    mechanism : BFRRCE, optional
+        Expected parameters (required for Parquet, which carries none).
+    client : dask.distributed.Client, optional
+        The cluster; None: Dask's default scheduler.
+    split_every : int
+        Parts merged per task of the tree, >= 2.
+    chunk_rows : int
+        Reports read at a time by each worker.
+
+    Returns
+    -------
+    ColumnSums
+        Equal to single-process aggregation (merging is exact integer addition).
+
+    Raises
+    ------
+    ImportError
+        Dask is not installed.
+    LDPValueError
+        No files, or ``split_every`` < 2.
+    IncompatibleError, FormatError
+        As :func:`bfrrce.io.stream.aggregate_file`.
+    """
     try:
         from dask import delayed
     except ImportError:

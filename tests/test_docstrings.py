@@ -1,0 +1,124 @@
+"""Every public class and function of ``protocols`` and ``bfrrce`` has a numpydoc docstring.
+
+The public names are those of the packages' ``__all__`` (``protocols``, ``bfrrce``,
+``bfrrce.estimation``) and the public methods and properties of the classes among them.
+A definition that takes arguments must document them in a ``Parameters`` section (a class: in
+``Parameters`` or ``Attributes``); a function without arguments needs a ``Returns`` section;
+a property or an exception class needs a docstring. Docstrings inherited from a base class count
+(``inspect.getdoc``), so an override documented by its interface passes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+import pytest
+
+PACKAGES = ("protocols", "bfrrce", "bfrrce.estimation")
+SECTION = re.compile(r"^\s*(Parameters|Attributes|Returns)\s*\n\s*-{3,}", re.M)
+
+# Definitions in files other helpers are editing in parallel (issue 10 point 8), listed so that
+# the remaining work shows. Not strict: a branch that documents them must not break the merge;
+# an XPASS in the report means the entry can go.
+KNOWN_UNDOCUMENTED = {
+    # protocols/randomness.py
+    "protocols.SystemRandom.bytes",
+    # bfrrce/mechanism.py
+    "bfrrce.BFRRCE.privatize", "bfrrce.BFRRCE.privatize_sets", "bfrrce.BFRRCE.output_distribution",
+    "bfrrce.BFRRCE.set_output_distribution", "bfrrce.BFRRCE.check_reports", "bfrrce.BFRRCE.aggregate",
+    "bfrrce.BFRRCE.aggregate_batches", "bfrrce.BFRRCE.empty_aggregate", "bfrrce.BFRRCE.simulate",
+    "bfrrce.BFRRCE.check_aggregate", "bfrrce.BFRRCE.debias", "bfrrce.BFRRCE.null_variance",
+    "bfrrce.BFRRCE.detection_limit", "bfrrce.estimate_distinct",
+    # bfrrce/bloom.py
+    "bfrrce.BloomFilter", "bfrrce.BloomFilter.positions", "bfrrce.BloomFilter.bits",
+    "bfrrce.BloomFilter.encode", "bfrrce.BloomFilter.set_bits", "bfrrce.BloomFilter.contains",
+    "bfrrce.BloomFilter.column_counts",
+    # bfrrce/sums.py
+    "bfrrce.ColumnSums", "bfrrce.ColumnSums.merge", "bfrrce.ColumnSums.add", "bfrrce.ColumnSums.as_batch",
+    "bfrrce.Debiased",
+}
+
+
+def _public_members(cls):
+    for name, member in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(member, (staticmethod, classmethod)):
+            member = member.__func__
+        if inspect.isfunction(member) or isinstance(member, property):
+            yield name, member
+
+
+def _definitions():
+    seen = {}
+    for package in PACKAGES:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            if not obj.__module__.startswith(("protocols", "bfrrce")):
+                continue
+            qualname = f"{package}.{name}"
+            if id(obj) in seen:
+                continue
+            seen[id(obj)] = qualname
+            yield qualname, obj, None
+            if inspect.isclass(obj):
+                for cls in obj.__mro__:
+                    if not cls.__module__.startswith(("protocols", "bfrrce")):
+                        continue
+                    for member_name, member in _public_members(cls):
+                        key = (id(obj), member_name)
+                        if key not in seen:
+                            seen[key] = True
+                            yield f"{qualname}.{member_name}", member, obj
+
+
+def _arguments(func):
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    return [p for p in params if p.name not in ("self", "cls")]
+
+
+def problem(obj, owner):
+    """What is missing from the docstring of ``obj`` (None when nothing is)."""
+    if isinstance(obj, property):
+        return None if inspect.getdoc(obj) else "no docstring"
+    doc = inspect.getdoc(getattr(owner, obj.__name__)) if owner is not None else inspect.getdoc(obj)
+    if inspect.isclass(obj) and owner is None and obj.__doc__ is None:
+        doc = None               # a class must document itself, not inherit its base's text
+    if not doc:
+        return "no docstring"
+    if inspect.isclass(obj):
+        if issubclass(obj, (BaseException, tuple)) and not hasattr(obj, "__dataclass_fields__"):
+            return None          # exceptions and named tuples: a docstring suffices
+        init = [p for p in _arguments(obj) if p.kind is not p.VAR_POSITIONAL]
+        if init and not re.search(r"^\s*(Parameters|Attributes)\s*\n\s*-{3,}", doc, re.M):
+            return "no Parameters/Attributes section"
+        return None
+    if not SECTION.search(doc):
+        return "no Parameters or Returns section"
+    if _arguments(obj) and not re.search(r"^\s*Parameters\s*\n\s*-{3,}", doc, re.M):
+        return "arguments but no Parameters section"
+    return None
+
+
+DEFINITIONS = list(_definitions())
+
+
+@pytest.mark.parametrize("qualname, obj, owner", DEFINITIONS, ids=[d[0] for d in DEFINITIONS])
+def test_numpydoc(qualname, obj, owner, request):
+    if qualname in KNOWN_UNDOCUMENTED:
+        request.applymarker(pytest.mark.xfail(reason="file edited by another helper (issue 10)"))
+    missing = problem(obj, owner)
+    assert missing is None, f"{qualname}: {missing}"
+
+
+def test_known_list_names_existing_definitions():
+    """A renamed or removed definition must leave the list too."""
+    assert KNOWN_UNDOCUMENTED <= {d[0] for d in DEFINITIONS}
