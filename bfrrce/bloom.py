@@ -9,6 +9,7 @@ order (bit j is bit ``j % 8`` of byte ``j // 8``).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +17,46 @@ import numpy as np
 from protocols import bits
 from protocols._validate import check_int
 from protocols.errors import LDPValueError
-from protocols.hashing import hash_keys
+from protocols.hashing import hash_buffer, hash_keys
+
+_MEMO: dict = {}        # id(array) -> (weak reference to it, {seed: uint32 hashes})
+
+
+def memoize(values) -> np.ndarray:
+    """A read-only copy of ``values`` whose hashes :meth:`BloomFilter.positions` keeps.
+
+    Every Bloom filter that later asks for the positions of this very array (any L, l and
+    seed) hashes each seed once and reuses it: evaluations that run many trials on the same
+    values hash them once. The cache lives as long as the returned array.
+
+    Parameters
+    ----------
+    values : sequence or numpy.ndarray
+        Keys (:mod:`protocols.hashing`).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array that owns its data, not writeable (so the cached hashes stay its hashes).
+    """
+    arr = np.array(values)
+    arr.flags.writeable = False
+    key = id(arr)
+    ref = weakref.ref(arr, lambda r: _MEMO.pop(key) if _MEMO.get(key, (None,))[0] is r else None)
+    _MEMO[key] = (ref, {})
+    return arr
+
+
+def _hashes(values, seeds):
+    """hash_keys(values, seeds), from the memo when ``values`` is a :func:`memoize` array."""
+    entry = _MEMO.get(id(values))
+    if entry is None or entry[0]() is not values:
+        return hash_keys(values, seeds)
+    cache = entry[1]
+    missing = [s for s in seeds if s not in cache]
+    if missing:
+        cache.update(zip(missing, hash_keys(values, missing).T))
+    return np.stack([cache[s] for s in seeds], axis=1)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,8 +81,17 @@ class BloomFilter:
         """Bit positions (n, l) int64 of each value (repeats possible when hashes collide)."""
         if len(values) == 0:
             raise LDPValueError("values is empty")
-        seeds = self.seed + np.arange(self.l)
-        return (hash_keys(values, seeds) % np.uint32(self.L)).astype(np.int64)
+        return (_hashes(values, self.seeds) % np.uint32(self.L)).astype(np.int64)
+
+    @property
+    def seeds(self) -> list:
+        """The hash seeds seed, …, seed + l − 1."""
+        return list(range(self.seed, self.seed + self.l))
+
+    def key_positions(self, data, offsets):
+        """Bit positions (k, l) int64 of keys stored back to back (:func:`protocols.hashing.hash_buffer`):
+        the positions :meth:`positions` gives for the same canonical keys."""
+        return (hash_buffer(data, offsets, self.seeds) % np.uint32(self.L)).astype(np.int64)
 
     def bits(self, values):
         """Filters as a bool matrix (n, L)."""
