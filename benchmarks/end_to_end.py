@@ -10,8 +10,9 @@ frequencies, then prints
   file from the page cache and stopping after one more stage (a stage's time is its pass's
   minus the pass it extends), beside pyarrow's plain read of the column (the floor), and the
   standard-library reader that runs when pyarrow is not installed;
-* the commands, each in a fresh subprocess: wall time and peak RSS (``ru_maxrss`` of
-  ``resource.getrusage(RUSAGE_CHILDREN)`` in a wrapper process that runs only that command),
+* the commands, each in a fresh subprocess: wall time, CPU time (user + system) and peak RSS
+  (``resource.getrusage(RUSAGE_CHILDREN)`` in a wrapper process that runs only that command;
+  on a shared machine the CPU time is the steadier of the two),
   for the floor (a script that only reads the column with pyarrow), this code, and, with
   ``--old``, the code of a worktree of an older commit (run with ``PYTHONPATH`` set to it);
 * the ratios: old / new wall time, and new wall time / floor wall time.
@@ -41,7 +42,8 @@ FLOOR = ("import sys, time, pyarrow.csv as c; t = time.perf_counter(); "
          "print(time.perf_counter() - t)")
 PEAK = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
         "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
-        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)")
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss, code)")
 
 
 def make_file(path, rows, distinct, s, seed=0):
@@ -61,15 +63,15 @@ def make_file(path, rows, distinct, s, seed=0):
 
 
 def command(argv, cwd, pythonpath=None):
-    """(wall seconds, peak RSS in bytes) of ``argv`` run in a fresh process."""
+    """(wall seconds, CPU seconds, peak RSS in bytes) of ``argv`` run in a fresh process."""
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     out = subprocess.run([sys.executable, "-c", PEAK, *argv], cwd=cwd, env=env, check=True,
                          capture_output=True, text=True).stdout.split()
-    if out[2] != "0":
-        raise RuntimeError(f"{' '.join(argv)} exited with status {out[2]}")
-    return float(out[0]), int(out[1]) * 1024
+    if out[3] != "0":
+        raise RuntimeError(f"{' '.join(argv)} exited with status {out[3]}")
+    return float(out[0]), float(out[1]), int(out[2]) * 1024
 
 
 def stages(path, column, epsilon, L, out):
@@ -147,21 +149,22 @@ def main(argv=None):
         runs[f"{tag}: privatize FILE"] = (["-m", "bfrrce", "privatize", str(data), *common,
                                             "--out", str(out)], path)
     results = {}
-    print(f"\n{'command (fresh process)':42} {'wall s':>8} {'peak RSS MB':>12}")
+    print(f"\n{'command (fresh process)':42} {'wall s':>8} {'CPU s':>8} {'peak RSS MB':>12}")
     for name, (argv, path) in runs.items():
         measured = [command([sys.executable, *argv], cwd=path or str(ROOT), pythonpath=path)
                     for _ in range(args.repeats)]
-        wall = statistics.median(m[0] for m in measured)
-        rss = max(m[1] for m in measured)
-        results[name] = wall
-        print(f"{name:42} {wall:8.2f} {rss / 1e6:12.0f}")
-    floor_wall = results["floor: read the column with pyarrow"]
-    print("\nratios (one run):")
+        wall, cpu = (statistics.median(m[i] for m in measured) for i in (0, 1))
+        rss = max(m[2] for m in measured)
+        results[name] = wall, cpu
+        print(f"{name:42} {wall:8.2f} {cpu:8.2f} {rss / 1e6:12.0f}")
+    floor = results["floor: read the column with pyarrow"]
+    print("\nratios (one run; wall time, and CPU time in brackets):")
     for job in ("estimate FILE", "privatize FILE"):
         new = results[f"new: {job}"]
         if f"old: {job}" in results:
-            print(f"  {job}: old / new = {results[f'old: {job}'] / new:.1f}x")
-        print(f"  {job}: new / floor = {new / floor_wall:.2f}x")
+            old = results[f"old: {job}"]
+            print(f"  {job}: old / new = {old[0] / new[0]:.1f}x ({old[1] / new[1]:.1f}x)")
+        print(f"  {job}: new / floor = {new[0] / floor[0]:.2f}x ({new[1] / floor[1]:.2f}x)")
     out.unlink(missing_ok=True)
 
 

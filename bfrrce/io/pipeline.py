@@ -33,7 +33,7 @@ from ..sums import ColumnSums
 from .formats import REPORTS, _dump
 from .values import CHUNK_ROWS, iter_key_chunks
 
-PERTURB_ROWS = 1 << 16      # rows perturbed at a time: 8 MiB of reports at L = 1024
+PERTURB_ROWS = 1 << 15      # rows perturbed at a time: 4 MiB of reports at L = 1024
 
 
 def position_chunks(path, column, bloom, chunk_rows: int = CHUNK_ROWS) -> Iterator[tuple]:
