@@ -94,3 +94,10 @@ def test_parquet_keys_are_text(tmp_path):
     assert decoded(iter_key_chunks(tmp_path / "t.parquet", "i", chunk_rows=2)) == [b"42", b"-7", b"42"]
     with pytest.raises(InputError, match="double"):
         read_values(tmp_path / "t.parquet", "f")
+
+
+def test_quoted_line_breaks_across_blocks(tmp_path, reader, monkeypatch):
+    monkeypatch.setattr(values, "_CSV_BLOCK", 7)              # every row crosses a block boundary
+    rows = ['"a\nb"', "c", '"d ""e""\n\nf"', '""', "g"]
+    (tmp_path / "a.csv").write_text("i,v\n" + "".join(f"{i},{r}\n" for i, r in enumerate(rows)))
+    assert read_values(tmp_path / "a.csv", "v") == ["a\nb", "c", 'd "e"\n\nf', "g"]

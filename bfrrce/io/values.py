@@ -123,8 +123,9 @@ def _stdlib_csv_chunks(path, column, chunk_rows, delimiter):
 
 
 def _line_blocks(fh, size):
-    """Blocks of whole lines of about ``size`` bytes from a binary file (a longer line is one
-    block of its own)."""
+    """Blocks of whole CSV rows of about ``size`` bytes from a binary file (a longer row is one
+    block of its own). A block ends at a line end outside quotes: before it, the number of
+    quote characters is even (RFC 4180 doubles a quote inside a quoted value)."""
     rest = b""
     while True:
         block = fh.read(size)
@@ -134,22 +135,27 @@ def _line_blocks(fh, size):
             return
         data = rest + block if rest else block
         cut = data.rfind(b"\n") + 1
+        quotes = data.count(b'"', 0, cut)
+        while cut and quotes % 2:          # inside a quoted value: back to the line end before
+            previous = data.rfind(b"\n", 0, cut - 1) + 1
+            quotes -= data.count(b'"', previous, cut)
+            cut = previous
         if cut:
             yield memoryview(data)[:cut]
         rest = data[cut:]
 
 
 def _arrow_csv_chunks(arrow, path, column, delimiter):
-    """The column, block of lines by block: pyarrow's own streaming reader reads ahead of the
-    consumer without bound (its peak memory grows with the file), so the blocks are cut here
-    at line ends (pyarrow, by default, does not allow line breaks inside values either)."""
+    """The column, block of rows by block: pyarrow's own streaming reader reads ahead of the
+    consumer without bound (its peak memory grows with the file), so the blocks are cut here."""
     pa, _, pcsv, _ = arrow
     with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
         names = next(csv.reader([fh.readline().decode("utf-8")], delimiter=delimiter), [])
-        parse = pcsv.ParseOptions(delimiter=delimiter)
         convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
         for block in _line_blocks(fh, _CSV_BLOCK):
             buffer = pa.py_buffer(block)
+            # without quotes no value holds a line break: pyarrow may then split at any line end
+            parse = pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=b'"' in block)
             try:
                 table = pcsv.read_csv(buffer, pcsv.ReadOptions(column_names=names), parse, convert)
             except pa.ArrowInvalid as exc:
