@@ -25,6 +25,12 @@ def test_benchmark_scripts_run(name, argv, expect, capsys):
     assert expect in capsys.readouterr().out
 
 
+def test_end_to_end_runs(tmp_path, capsys):
+    load("end_to_end").main(["--rows", "3000", "--distinct", "200", "--dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "+ hash distinct keys" in out and "privatize FILE: new / floor" in out
+
+
 def test_versus_peers_runs_with_whatever_peers_are_installed(capsys):
     load("versus_peers").main(["--n", "500", "--peer-n", "20", "--d", "32", "--repeats", "1"])
     assert "bfrrce.protocols" in capsys.readouterr().out
