@@ -112,8 +112,9 @@ def _check_seeds(seeds):
 def hash_keys(values, seeds):
     """MurmurHash3 x86_32 of every key under every seed: uint32 array (n, len(seeds)).
 
-    Integer keys and numpy string arrays are hashed row by row in numpy; a list of str, bytes
-    and int keys is dictionary-encoded first, so each distinct key is hashed once.
+    Integer keys and numpy string arrays are hashed row by row in numpy (sorting a string array
+    to find its distinct keys costs more than hashing every row); a list is dictionary-encoded
+    first (:func:`dictionary_encode`), so each distinct key is encoded and hashed once.
     """
     seeds = _check_seeds(seeds)
     matrix = key_matrix(values)
@@ -127,7 +128,23 @@ def hash_keys(values, seeds):
         keys = [canonical_key(v) for v in values]
         return np.array([[mmh3.hash(k, s, signed=False) for s in seeds] for k in keys],
                         dtype=np.uint32).reshape(len(keys), len(seeds))
-    if set(map(type, values)) <= {str, bytes, int}:  # these never compare equal across types
+    data, offsets, codes = dictionary_encode(values)
+    hashes = hash_buffer(data, offsets, seeds)
+    return hashes if codes is None else hashes[codes]
+
+
+def dictionary_encode(values):
+    """The canonical keys of a list, each distinct key once, stored back to back.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray or None)
+        ``data`` (uint8, the keys concatenated), ``offsets`` (int64, k + 1: key i is
+        ``data[offsets[i]:offsets[i + 1]]``) and ``codes`` (intp: the key index of each value).
+        When the values are not all of the types str, bytes and int (which never compare equal
+        across types), every value is its own key and ``codes`` is None.
+    """
+    if set(map(type, values)) <= {str, bytes, int}:
         index: dict = {}
         codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.intp,
                             count=len(values))
@@ -136,8 +153,7 @@ def hash_keys(values, seeds):
         keys, codes = [canonical_key(v) for v in values], None
     offsets = np.zeros(len(keys) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)), out=offsets[1:])
-    hashes = hash_buffer(np.frombuffer(b"".join(keys), dtype=np.uint8), offsets, seeds)
-    return hashes if codes is None else hashes[codes]
+    return np.frombuffer(b"".join(keys), dtype=np.uint8), offsets, codes
 
 
 def hash_buffer(data, offsets, seeds):

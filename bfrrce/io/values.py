@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from protocols.errors import InputError
+from protocols.hashing import dictionary_encode
 
 CHUNK_ROWS = 1 << 17        # rows per chunk (Parquet record batches, stdlib readers: ~12 MB of str)
 _CSV_BLOCK = 1 << 22        # bytes of CSV lines parsed at a time: 2, 4 and 8 MiB take the same CPU
@@ -66,13 +67,8 @@ class KeyChunk:
     @classmethod
     def from_strings(cls, values: list) -> "KeyChunk":
         """Dictionary-encode a list of str (or bytes) values."""
-        index: dict = {}
-        codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.intp,
-                            count=len(values))
-        keys = [k.encode("utf-8") if isinstance(k, str) else k for k in index]
-        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
-        np.cumsum([len(k) for k in keys], out=offsets[1:])
-        return cls(np.frombuffer(b"".join(keys), dtype=np.uint8), offsets, codes)
+        data, offsets, codes = dictionary_encode(values)
+        return cls(data, offsets, codes)
 
     def __len__(self) -> int:
         return len(self.codes)
