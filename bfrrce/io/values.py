@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import itertools
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -86,36 +87,28 @@ def _check_file(path) -> Path:
 
 
 def _open_text(path):
-    return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
+    opener = gzip.open if path.suffix == ".gz" else open
+    return opener(path, "rt", newline="", encoding="utf-8")
+
+
+def _batched(values, size):
+    """Lists of ``size`` values (the last one shorter) from an iterator."""
+    while chunk := list(itertools.islice(values, size)):
+        yield chunk
 
 
 # -- raw chunks: a pyarrow string/binary array or a list of str, empty cells removed -----------
 def _text_chunks(path, chunk_rows):
     with _open_text(path) as fh:
-        chunk = []
-        for line in fh:
-            if line.strip():
-                chunk.append(line.rstrip("\r\n"))
-                if len(chunk) == chunk_rows:
-                    yield chunk
-                    chunk = []
-        if chunk:
-            yield chunk
+        yield from _batched((line.rstrip("\r\n") for line in fh if line.strip()), chunk_rows)
 
 
 def _stdlib_csv_chunks(path, column, chunk_rows, delimiter):
     csv.field_size_limit(max(csv.field_size_limit(), 2 ** 31 - 1))   # no limit on a cell's length
     with _open_text(path) as fh:
         reader = csv.reader(fh, delimiter=delimiter)
-        j, chunk = next(reader).index(column), []
-        for row in reader:
-            if len(row) > j and row[j]:
-                chunk.append(row[j])
-                if len(chunk) == chunk_rows:
-                    yield chunk
-                    chunk = []
-        if chunk:
-            yield chunk
+        j = next(reader).index(column)
+        yield from _batched((row[j] for row in reader if len(row) > j and row[j]), chunk_rows)
 
 
 def _line_blocks(fh, size):
