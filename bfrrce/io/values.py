@@ -134,12 +134,12 @@ def _line_blocks(fh, size):
         rest = data[cut:]
 
 
-def _arrow_csv_chunks(arrow, path, column, delimiter):
+def _arrow_csv_chunks(arrow, path, column, delimiter, names):
     """The column, block of rows by block: pyarrow's own streaming reader reads ahead of the
     consumer without bound (its peak memory grows with the file), so the blocks are cut here."""
     pa, _, pcsv, _ = arrow
     with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
-        names = next(csv.reader([fh.readline().decode("utf-8")], delimiter=delimiter), [])
+        fh.readline()                      # the header, parsed by _first_line_names
         convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
         for block in _line_blocks(fh, _CSV_BLOCK):
             buffer = pa.py_buffer(block)
@@ -195,7 +195,7 @@ def _raw_chunks(path, column, chunk_rows):
         if arrow is None:
             yield from _stdlib_csv_chunks(path, column, chunk_rows, delimiter)
         else:
-            yield from _arrow_csv_chunks(arrow, path, column, delimiter)
+            yield from _arrow_csv_chunks(arrow, path, column, delimiter, names)
     else:
         yield from _text_chunks(path, chunk_rows)
 
@@ -247,7 +247,7 @@ def iter_key_chunks(path, column: str | None = None,
         The column of a table (required for tables).
     chunk_rows : int
         Rows per chunk for Parquet and the standard-library readers (pyarrow's CSV reader
-        cuts blocks of 16 MiB).
+        cuts blocks of 4 MiB).
 
     Yields
     ------
