@@ -101,3 +101,8 @@ def test_quoted_line_breaks_across_blocks(tmp_path, reader, monkeypatch):
     rows = ['"a\nb"', "c", '"d ""e""\n\nf"', '""', "g"]
     (tmp_path / "a.csv").write_text("i,v\n" + "".join(f"{i},{r}\n" for i, r in enumerate(rows)))
     assert read_values(tmp_path / "a.csv", "v") == ["a\nb", "c", 'd "e"\n\nf', "g"]
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_name(tmp_path, reader):
+    (tmp_path / "a.csv").write_bytes("\ufeffv,w\nx,1\n".encode("utf-8"))
+    assert read_values(tmp_path / "a.csv", "v") == ["x"]

@@ -88,7 +88,7 @@ def _check_file(path) -> Path:
 
 def _open_text(path):
     opener = gzip.open if path.suffix == ".gz" else open
-    return opener(path, "rt", newline="", encoding="utf-8")
+    return opener(path, "rt", newline="", encoding="utf-8-sig")     # a leading BOM is dropped
 
 
 def _batched(values, size):
