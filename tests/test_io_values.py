@@ -96,8 +96,9 @@ def test_parquet_keys_are_text(tmp_path):
         read_values(tmp_path / "t.parquet", "f")
 
 
-def test_quoted_line_breaks_across_blocks(tmp_path, reader, monkeypatch):
-    monkeypatch.setattr(values, "_CSV_BLOCK", 7)              # every row crosses a block boundary
+@pytest.mark.parametrize("block", [7, values._CSV_BLOCK])     # 7: every row crosses a boundary
+def test_quoted_line_breaks(tmp_path, reader, monkeypatch, block):
+    monkeypatch.setattr(values, "_CSV_BLOCK", block)
     rows = ['"a\nb"', "c", '"d ""e""\n\nf"', '""', "g"]
     (tmp_path / "a.csv").write_text("i,v\n" + "".join(f"{i},{r}\n" for i, r in enumerate(rows)))
     assert read_values(tmp_path / "a.csv", "v") == ["a\nb", "c", 'd "e"\n\nf', "g"]

@@ -113,14 +113,15 @@ def _stdlib_csv_chunks(path, column, chunk_rows, delimiter):
 
 def _line_blocks(fh, size):
     """Blocks of whole CSV rows of about ``size`` bytes from a binary file (a longer row is one
-    block of its own). A block ends at a line end outside quotes: before it, the number of
-    quote characters is even (RFC 4180 doubles a quote inside a quoted value)."""
+    block of its own), each with the number of quote characters in it. A block ends at a line
+    end outside quotes: before it, the number of quotes is even (RFC 4180 doubles a quote
+    inside a quoted value)."""
     rest = b""
     while True:
         block = fh.read(size)
         if not block:
             if rest:
-                yield rest
+                yield rest, rest.count(b'"')
             return
         data = rest + block if rest else block
         cut = data.rfind(b"\n") + 1
@@ -130,7 +131,7 @@ def _line_blocks(fh, size):
             quotes -= data.count(b'"', previous, cut)
             cut = previous
         if cut:
-            yield memoryview(data)[:cut]
+            yield memoryview(data)[:cut], quotes
         rest = data[cut:]
 
 
@@ -141,10 +142,10 @@ def _arrow_csv_chunks(arrow, path, column, delimiter, names):
     with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
         fh.readline()                      # the header, parsed by _first_line_names
         convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
-        for block in _line_blocks(fh, _CSV_BLOCK):
+        for block, quotes in _line_blocks(fh, _CSV_BLOCK):
             buffer = pa.py_buffer(block)
             # without quotes no value holds a line break: pyarrow may then split at any line end
-            parse = pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=b'"' in block)
+            parse = pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=quotes > 0)
             try:
                 table = pcsv.read_csv(buffer, pcsv.ReadOptions(column_names=names), parse, convert)
             except pa.ArrowInvalid as exc:
