@@ -4,7 +4,7 @@ Every oracle is an immutable object built with keyword arguments::
 
     from protocols import OLH
     mech = OLH(epsilon=1.0, d=1024)
-    reports = mech.privatize(values)          # clients (OS CSPRNG by default)
+    reports = mech.privatize(values)          # clients (CSPRNG keyed by the OS by default)
     agg = mech.aggregate(reports)             # server: mergeable SupportCounts
     counts = mech.estimate(agg)               # unbiased counts for the d values
     mech.variance(n)                          # analytic variance of one count

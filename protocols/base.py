@@ -191,8 +191,9 @@ class FrequencyOracle(Mechanism):
     def privatize(self, values, rng=None):
         """Encode and perturb a batch of values; one report per value.
 
-        ``rng=None`` draws from the operating system's CSPRNG (what clients must use);
-        pass a seed only for simulations and tests.
+        ``rng=None`` draws from a ChaCha20 stream keyed from the operating system's CSPRNG
+        (:class:`protocols.randomness.SystemRandom`, what clients must use); pass a seed only
+        for simulations and tests.
         """
         return self.perturb(self.encode(values), rng)
 

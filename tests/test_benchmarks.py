@@ -19,6 +19,7 @@ def load(name):
     ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
     ("poisoning", ["--trials", "1", "--epsilons", "8"], "evasive"),
     ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
+    ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),
 ])
 def test_benchmark_scripts_run(name, argv, expect, capsys):
     load(name).main(argv)
