@@ -72,8 +72,9 @@ def _parser():
     es.add_argument("--candidates", help="file of candidate values, one per line")
     es.add_argument("--method", default="auto", choices=("auto", "paper", "corrected", "fill"))
     es.add_argument("--reports", action="store_true",
-                    help="privatize every row and count the reports (default: draw the column sums "
-                         "from their exact law given the rows' filters, the same law, O(L) draws)")
+                    help="privatize every row (secure randomness unless --seed) and count the "
+                         "reports; default: draw the column sums from their exact law given the rows' "
+                         "filters (the same law; O(L) draws from an OS-seeded numpy Generator)")
     pv = sub.add_parser("privatize", help="write one report per row of a file (what each client sends)")
     pv.add_argument("file")
     pv.add_argument("--out", required=True, help="report file to write")
