@@ -125,7 +125,7 @@ def _line_blocks(fh, size):
             return
         data = rest + block if rest else block
         cut = data.rfind(b"\n") + 1
-        quotes = data.count(b'"', 0, cut)
+        quotes = data.count(b'"', 0, cut) if data.find(b'"', 0, cut) >= 0 else 0   # find: memchr
         while cut and quotes % 2:          # inside a quoted value: back to the line end before
             previous = data.rfind(b"\n", 0, cut - 1) + 1
             quotes -= data.count(b'"', previous, cut)
