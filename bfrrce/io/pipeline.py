@@ -45,10 +45,24 @@ def position_chunks(path, column, bloom, chunk_rows: int = CHUNK_ROWS) -> Iterat
 def filter_counts(path, column, bloom, chunk_rows: int = CHUNK_ROWS) -> tuple:
     """Rows whose Bloom filter has bit j, for each j, and the number of rows, streamed.
 
+    Parameters
+    ----------
+    path, column
+        The file and column (:func:`bfrrce.io.values.iter_key_chunks`).
+    bloom : BloomFilter
+        The rows' filters (a row's repeated positions count once).
+    chunk_rows : int
+        Rows per chunk read.
+
     Returns
     -------
     (numpy.ndarray, int)
         t, int64 (L,), and n.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read as values.
     """
     t, n = np.zeros(bloom.L, dtype=np.int64), 0
     for positions, codes in position_chunks(path, column, bloom, chunk_rows):
@@ -100,6 +114,11 @@ def file_sums(mech: BFRRCE, path, column: str | None = None, rng=None, reports: 
     ------
     InputError
         The file cannot be read as values.
+
+    References
+    ----------
+    T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for Frequency
+    Estimation", USENIX Security 2017 (unary encoding: independent per-bit randomized response).
     """
     if reports:
         return mech.aggregate_batches(_report_chunks(mech, path, column, rng, chunk_rows))
@@ -122,6 +141,22 @@ def crc32_combine(crc1: int, crc2: int, length2: int) -> int:
     Appending len(B) zero bytes to A acts on its CRC register as a linear map over GF(2); the
     map is applied by repeated squaring of the one-zero-bit operator (polynomial 0xEDB88320),
     in O(log len(B)) 32 × 32 products, then XORed with crc2.
+
+    Parameters
+    ----------
+    crc1, crc2 : int
+        CRC-32 (``zlib.crc32``) of A and of B.
+    length2 : int
+        len(B) in bytes.
+
+    Returns
+    -------
+    int
+        ``zlib.crc32(A + B)``.
+
+    References
+    ----------
+    M. Adler, ``crc32_combine`` in zlib's crc32.c (https://zlib.net).
     """
     if length2 <= 0:
         return crc1
