@@ -122,3 +122,16 @@ def test_candidates_match_a_parquet_integer_column(tmp_path):
     assert code == 0, err.getvalue()
     assert "[corrected]" in out.getvalue()
     assert len(values.read_values(tmp_path / "c.txt")) == 60
+
+
+def test_cli_estimate_reports_and_privatize(data, tmp_path):
+    path, rows = data
+    for extra in ([], ["--reports"]):
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["estimate", str(path), "--column", "address", "--epsilon", "4", "--L", "256", "--seed", "2"]
+        assert main(argv + extra, out=out, err=err) == 0, err.getvalue()
+        assert f"n={len(rows)}" in out.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["privatize", str(path), "--column", "address", "--epsilon", "4", "--L", "256",
+                 "--out", str(tmp_path / "r.bfr")], out=out, err=err) == 0, err.getvalue()
+    assert f"wrote {len(rows):,} reports" in out.getvalue()
