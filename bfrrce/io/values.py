@@ -22,6 +22,7 @@ import gzip
 import itertools
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,25 +136,39 @@ def _line_blocks(fh, size):
         rest = data[cut:]
 
 
+def _parse_block(arrow, block, quotes, names, delimiter, convert):
+    """One block of CSV rows as the column's pyarrow array."""
+    pa, _, pcsv, _ = arrow
+    buffer = pa.py_buffer(block)
+    # without quotes no value holds a line break: pyarrow may then split at any line end
+    parse = pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=quotes > 0)
+    try:
+        table = pcsv.read_csv(buffer, pcsv.ReadOptions(column_names=names), parse, convert)
+    except pa.ArrowInvalid as exc:
+        if "straddl" not in str(exc):
+            raise
+        table = pcsv.read_csv(buffer, pcsv.ReadOptions(column_names=names, block_size=len(block) + 1),
+                              parse, convert)
+    return table.column(0).combine_chunks()
+
+
 def _arrow_csv_chunks(arrow, path, column, delimiter, names):
     """The column, block of rows by block: pyarrow's own streaming reader reads ahead of the
-    consumer without bound (its peak memory grows with the file), so the blocks are cut here."""
+    consumer without bound (its peak memory grows with the file), so the blocks are cut here,
+    and the next block is parsed in a second thread while the consumer works on this one."""
     pa, _, pcsv, _ = arrow
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+    convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh, \
+            ThreadPoolExecutor(1) as parser:
         fh.readline()                      # the header, parsed by _first_line_names
-        convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
+        pending = None
         for block, quotes in _line_blocks(fh, _CSV_BLOCK):
-            buffer = pa.py_buffer(block)
-            # without quotes no value holds a line break: pyarrow may then split at any line end
-            parse = pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=quotes > 0)
-            try:
-                table = pcsv.read_csv(buffer, pcsv.ReadOptions(column_names=names), parse, convert)
-            except pa.ArrowInvalid as exc:
-                if "straddl" not in str(exc):
-                    raise
-                table = pcsv.read_csv(buffer, pcsv.ReadOptions(column_names=names,
-                                                               block_size=len(block) + 1), parse, convert)
-            yield table.column(0).combine_chunks()
+            parsed = parser.submit(_parse_block, arrow, block, quotes, names, delimiter, convert)
+            if pending is not None:
+                yield pending.result()
+            pending = parsed
+        if pending is not None:
+            yield pending.result()
 
 
 def _first_line_names(path, delimiter):
