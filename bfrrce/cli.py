@@ -26,7 +26,8 @@ from protocols.errors import LDPError
 from .datasets import load as load_dataset
 from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
 from .io.atomic import check_outputs, write_atomic
-from .io.formats import dump_column_sums, dump_reports, load_column_sums
+from .io.formats import dump_column_sums, load_column_sums
+from .io.pipeline import file_sums, privatize_file
 from .io.stream import aggregate_files
 from .io.values import read_values
 from .mechanism import BFRRCE
@@ -96,6 +97,10 @@ def _parser():
                     help="FILE is a column-sums file written by 'aggregate' (parameters come from it)")
     es.add_argument("--candidates", help="file of candidate values, one per line")
     es.add_argument("--method", default="auto", choices=("auto", "paper", "corrected", "fill"))
+    es.add_argument("--reports", action="store_true",
+                    help="privatize every row (secure randomness unless --seed) and count the "
+                         "reports; default: draw the column sums from their exact law given the rows' "
+                         "filters (the same law; O(L) draws from an OS-seeded numpy Generator)")
     pv = sub.add_parser("privatize", help="write one report per row of a file (what each client sends)")
     pv.add_argument("file")
     pv.add_argument("--out", required=True, help="report file to write")
@@ -187,30 +192,25 @@ def _check_fixed(args, mech):
             raise CLIError(f"{option} does not apply to a column-sums file (--aggregate)")
 
 
-def _privatized(args):
-    mech = _mechanism(args)
-    return mech, mech.privatize(read_values(args.file, args.column), rng=args.seed)
-
-
 def _estimate(args, out):
     if args.aggregate:
         agg = load_column_sums(Path(args.file).read_bytes())
         mech = agg.mechanism
         _check_fixed(args, mech)
-    else:
-        mech, reports = _privatized(args)
-        agg = mech.aggregate(reports)
     if args.candidates and args.method == "fill":
         raise CLIError("--candidates does not apply to --method fill (it needs no domain)")
+    if not args.aggregate:                       # streamed: memory independent of the rows
+        mech = _mechanism(args)
+        agg = file_sums(mech, args.file, args.column, rng=args.seed, reports=args.reports)
     candidates = read_values(args.candidates) if args.candidates else None
     print(mech.estimate(agg, candidates=candidates, method=args.method), file=out)
 
 
 def _privatize(args, out):
     check_outputs(args.out, [args.file])
-    mech, reports = _privatized(args)
-    write_atomic(args.out, dump_reports(mech, reports))
-    print(f"wrote {len(reports):,} reports ({mech!r}) to {args.out}", file=out)
+    mech = _mechanism(args)
+    n = privatize_file(mech, args.file, args.out, args.column, rng=args.seed)
+    print(f"wrote {n:,} reports ({mech!r}) to {args.out}", file=out)
 
 
 def _aggregate(args, out):

@@ -42,6 +42,7 @@ from protocols.errors import LDPValueError, PrivacyWarning
 from protocols.ue import simulate_column_sums
 
 from .advice import suggest_parameters
+from .bloom import memoize
 from .estimation import estimate_cardinality
 from .io.stream import progress_bar
 from .mechanism import BFRRCE
@@ -183,7 +184,7 @@ def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, pap
         raise LDPValueError("no method applies: candidate methods need a candidate domain")
     values = np.asarray(values)
     distinct, counts = np.unique(values, return_counts=True)
-    data = _Data(distinct, counts, candidates)
+    data = _Data(memoize(distinct), counts, None if candidates is None else memoize(candidates))
     truth, n = len(distinct), data.n
     runs = _runs(methods, thresholds)
     bar = progress_bar(len(epsilons) * len(runs) * trials, "trial") if progress else None

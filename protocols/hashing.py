@@ -2,9 +2,10 @@
 
 Canonical keys (a client in another language must reproduce them):
 ``bytes`` as is, ``str`` as UTF-8, integers as 8-byte little-endian signed two's complement.
-Integer keys and equal-length byte strings are hashed in numpy, a whole batch at once;
-other keys are encoded one by one, then hashed in numpy per group of equal length (a batch
-of fewer than 64 keys goes through ``mmh3``, faster there).
+Integer keys and equal-length byte strings are hashed in numpy, a whole batch at once; a list
+of other keys is dictionary-encoded, and each distinct key is encoded once and hashed in numpy
+per group of equal length (:func:`hash_buffer`, which also hashes keys stored back to back as
+Arrow stores strings); a batch of fewer than 64 keys goes through ``mmh3``, faster there.
 """
 
 from __future__ import annotations
@@ -153,8 +154,20 @@ def key_matrix(values: ArrayLike) -> np.ndarray | None:
     return None
 
 
+def _check_seeds(seeds):
+    seeds = [int(s) for s in np.atleast_1d(seeds)]
+    for s in seeds:
+        if not 0 <= s < 2 ** 32:
+            raise LDPValueError(f"hash seeds must be in [0, 2**32), got {s}")
+    return seeds
+
+
 def hash_keys(values: ArrayLike, seeds: ArrayLike) -> np.ndarray:
     """MurmurHash3 x86_32 of the canonical bytes of every key under every seed.
+
+    Integer keys and numpy string arrays are hashed row by row in numpy (sorting a string array
+    to find its distinct keys costs more than hashing every row); a list is dictionary-encoded
+    first (:func:`dictionary_encode`), so each distinct key is encoded and hashed once.
 
     Parameters
     ----------
@@ -173,23 +186,70 @@ def hash_keys(values: ArrayLike, seeds: ArrayLike) -> np.ndarray:
     LDPTypeError, LDPValueError
         A key that has no canonical bytes, or a seed out of range.
     """
-    seeds = [int(s) for s in np.atleast_1d(seeds)]
-    for s in seeds:
-        if not 0 <= s < 2 ** 32:
-            raise LDPValueError(f"hash seeds must be in [0, 2**32), got {s}")
+    seeds = _check_seeds(seeds)
     matrix = key_matrix(values)
     if matrix is not None:
         return np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
     if isinstance(values, np.ndarray) and values.dtype.kind in "US":
         raw, lengths = _string_bytes(values.ravel())
         return _hash_grouped(lambda rows, width: raw[rows, :width], lengths, seeds)
-    keys = [canonical_key(v) for v in (values.tolist() if isinstance(values, np.ndarray) else values)]
-    if len(keys) < _FEW_KEYS:            # numpy's per-call overhead exceeds mmh3's per-key cost
+    values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if len(values) < _FEW_KEYS:            # numpy's per-call overhead exceeds mmh3's per-key cost
+        keys = [canonical_key(v) for v in values]
         return np.array([[mmh3.hash(k, s, signed=False) for s in seeds] for k in keys],
                         dtype=np.uint32).reshape(len(keys), len(seeds))
-    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-    return _hash_grouped(lambda rows, width: np.frombuffer(
-        b"".join(keys[i] for i in rows), dtype=np.uint8).reshape(rows.size, width), lengths, seeds)
+    data, offsets, codes = dictionary_encode(values)
+    hashes = hash_buffer(data, offsets, seeds)
+    return hashes if codes is None else hashes[codes]
+
+
+def dictionary_encode(values):
+    """The canonical keys of a list, each distinct key once, stored back to back.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray or None)
+        ``data`` (uint8, the keys concatenated), ``offsets`` (int64, k + 1: key i is
+        ``data[offsets[i]:offsets[i + 1]]``) and ``codes`` (intp: the key index of each value).
+        When the values are not all of the types str, bytes and int (which never compare equal
+        across types), every value is its own key and ``codes`` is None.
+    """
+    if set(map(type, values)) <= {str, bytes, int}:
+        index: dict = {}
+        codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.intp,
+                            count=len(values))
+        keys = [canonical_key(v) for v in index]
+    else:
+        keys, codes = [canonical_key(v) for v in values], None
+    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)), out=offsets[1:])
+    return np.frombuffer(b"".join(keys), dtype=np.uint8), offsets, codes
+
+
+def hash_buffer(data, offsets, seeds):
+    """MurmurHash3 x86_32 of keys stored back to back (the Arrow layout): uint32 (k, len(seeds)).
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        uint8: the canonical bytes of the keys, concatenated.
+    offsets : numpy.ndarray
+        int (k + 1,), non-decreasing: key i is ``data[offsets[i]:offsets[i + 1]]``.
+    seeds : int or sequence of int
+        Hash seeds in [0, 2^32).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``mmh3.hash(key_i, seed, signed=False)`` at row i, column of ``seed``; one vectorised
+        pass per key length.
+    """
+    seeds = _check_seeds(seeds)
+    data = np.asarray(data, dtype=np.uint8)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    starts = offsets[:-1]
+    return _hash_grouped(lambda rows, width: data[starts[rows, None] + np.arange(width)],
+                         np.diff(offsets), seeds)
 
 
 def _string_bytes(arr):

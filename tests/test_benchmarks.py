@@ -33,6 +33,11 @@ def test_benchmark_scripts_run(name, argv, expect):
     assert expect in run(name, argv)
 
 
+def test_end_to_end_runs(tmp_path):
+    out = run("end_to_end", ["--rows", "3000", "--distinct", "200", "--dir", str(tmp_path)])
+    assert "+ hash distinct keys" in out and "privatize FILE: new / floor" in out
+
+
 def test_versus_peers_runs_with_whatever_peers_are_installed():
     assert "bfrrce.protocols" in run("versus_peers", ["--n", "40", "--n-small", "20", "--n-large", "500",
                                                       "--d", "32", "--repeats", "1"])

@@ -31,10 +31,6 @@ KNOWN_UNDOCUMENTED = {
     "bfrrce.BFRRCE.aggregate_batches", "bfrrce.BFRRCE.empty_aggregate", "bfrrce.BFRRCE.simulate",
     "bfrrce.BFRRCE.check_aggregate", "bfrrce.BFRRCE.debias", "bfrrce.BFRRCE.null_variance",
     "bfrrce.BFRRCE.detection_limit", "bfrrce.estimate_distinct",
-    # bfrrce/bloom.py
-    "bfrrce.BloomFilter", "bfrrce.BloomFilter.positions", "bfrrce.BloomFilter.bits",
-    "bfrrce.BloomFilter.encode", "bfrrce.BloomFilter.set_bits", "bfrrce.BloomFilter.contains",
-    "bfrrce.BloomFilter.column_counts",
     # bfrrce/sums.py
     "bfrrce.ColumnSums", "bfrrce.ColumnSums.merge", "bfrrce.ColumnSums.add", "bfrrce.ColumnSums.as_batch",
     "bfrrce.Debiased",

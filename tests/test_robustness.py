@@ -16,7 +16,6 @@ from protocols import OUE, FormatError, LDPError, LDPTypeError, LDPValueError
 from tests.test_cli import run
 
 MECH = BFRRCE(epsilon=4.0, L=64)
-STREAM14 = pytest.mark.xfail(strict=False, reason="reading is rewritten in the stream14 branch")
 
 
 def rewrite(data, header=None, n=None, payload=None):
@@ -63,7 +62,6 @@ def test_L_is_bounded(tmp_path):
         assert code == 2 and err.count("\n") == 1 and "L must be <=" in err
 
 
-@STREAM14
 def test_long_csv_field_is_read_or_refused(tmp_path):
     path = tmp_path / "long.csv"
     path.write_text("c\n" + "x" * 200_000 + "\ny\n")
@@ -71,7 +69,6 @@ def test_long_csv_field_is_read_or_refused(tmp_path):
     assert code == 0 or (code == 2 and err.count("\n") == 1)
 
 
-@STREAM14
 def test_truncated_gzip_is_one_line_error(tmp_path):
     path = tmp_path / "v.csv.gz"
     path.write_bytes(gzip.compress(("c\n" + "".join(f"v{i}\n" for i in range(5000))).encode())[:-40])
@@ -261,7 +258,6 @@ def test_estimate_refuses_options_the_sums_file_fixes(tmp_path):
     assert code == 2 and "--candidates" in err
 
 
-@STREAM14
 def test_parquet_and_csv_give_the_same_keys(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

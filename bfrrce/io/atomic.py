@@ -10,6 +10,7 @@ output that is one of the inputs, before anything is read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
@@ -45,40 +46,37 @@ def check_outputs(output, inputs: Iterable) -> Path:
     return out
 
 
-def write_atomic(path, data) -> Path:
-    """Write ``data`` (bytes, or an iterable of bytes chunks) to ``path`` atomically.
+@contextlib.contextmanager
+def atomic_output(path):
+    """A binary file handle whose content replaces ``path`` atomically when the block ends.
+
+    The handle is a temporary file in the destination folder (it may seek, e.g. to rewrite a
+    header); on success it is flushed, fsynced, given the destination's mode (or the umask's),
+    renamed over ``path`` and the folder fsynced; on any exception it is removed and ``path`` is
+    unchanged.
 
     Parameters
     ----------
     path : str or Path
         The destination; its folder must exist.
-    data : bytes or iterable of bytes
-        The content, in one piece or streamed in chunks.
 
-    Returns
-    -------
-    Path
-        The destination.
+    Yields
+    ------
+    io.BufferedWriter
+        The temporary file, open for binary writing.
 
     Raises
     ------
     OSError
         The folder is not writable, the disk is full, the file-size limit is hit, ...; the
         destination is then unchanged and the temporary file removed.
-    LDPTypeError
-        ``data`` is neither bytes nor an iterable of bytes.
     """
     path = Path(path)
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        data = [data]
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            for chunk in data:
-                if not isinstance(chunk, (bytes, bytearray, memoryview)):
-                    raise LDPTypeError(f"write_atomic needs bytes, got {type(chunk).__name__}")
-                fh.write(chunk)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         if path.exists():
@@ -95,7 +93,39 @@ def write_atomic(path, data) -> Path:
             pass
         raise
     _fsync_folder(folder)
-    return path
+
+
+def write_atomic(path, data) -> Path:
+    """Write ``data`` (bytes, or an iterable of bytes chunks) to ``path`` atomically
+    (:func:`atomic_output`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The destination; its folder must exist.
+    data : bytes or iterable of bytes
+        The content, in one piece or streamed in chunks.
+
+    Returns
+    -------
+    Path
+        The destination.
+
+    Raises
+    ------
+    OSError
+        As :func:`atomic_output`; the destination is then unchanged.
+    LDPTypeError
+        ``data`` is neither bytes nor an iterable of bytes.
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = [data]
+    with atomic_output(path) as fh:
+        for chunk in data:
+            if not isinstance(chunk, (bytes, bytearray, memoryview)):
+                raise LDPTypeError(f"write_atomic needs bytes, got {type(chunk).__name__}")
+            fh.write(chunk)
+    return Path(path)
 
 
 def _fsync_folder(folder: Path) -> None:
