@@ -7,22 +7,23 @@ encoding oracle of :mod:`protocols.ue` that perturbs the filters and sums the co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from protocols import bits
 from protocols._validate import check_int, check_probability
 from protocols.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
-from protocols.randomness import generator, randomized_response_packed, source
+from protocols.randomness import RNG, generator, randomized_response_packed, source
 from protocols.ue import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
 
 from .accounting import budget
 from .bloom import BloomFilter
-from .estimation import detected_candidates, detection_limit, estimate_cardinality
-from .sums import MAX_REPORTS, ColumnSums, debias, null_variance
+from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
+from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
 
@@ -63,13 +64,18 @@ def check_set_batch(sets):
 class BFRRCE(Mechanism):
     """Distinct counting under ε-LDP with Bloom filters and per-bit randomized response.
 
+    Each user hashes its value into a Bloom filter of L bits with l hashes and sends the filter
+    with every bit flipped: a set bit is reported 1 with probability p, an unset bit with
+    probability q < p. The server keeps only the L column sums (:class:`ColumnSums`) and
+    estimates the number of distinct values from them (:meth:`estimate`).
+
     Parameters
     ----------
     epsilon : float
         User-level privacy budget (docs/privacy.md): what the mechanism guarantees to each
         user. Exactly one of ``epsilon`` and ``per_bit_epsilon`` is given.
     L : int
-        Bits per filter (>= 2). Default 1024.
+        Bits per filter (2 <= L <= 2**24). Default 1024.
     l : int
         Hashes per value (1 <= l <= L). Default 1: each extra hash splits the budget and lowers
         the signal-to-noise ratio per value like 1/√l, so l = 1 is best for counting.
@@ -80,11 +86,38 @@ class BFRRCE(Mechanism):
         "value": one value per user, 2l bits may differ (the paper's model). "item": a party
         holds a set; neighbouring sets differ by one item, at most l bits.
     seed : int
-        First hash seed; hashes use seed, …, seed + l − 1.
+        First hash seed (0 <= seed <= 2**32 − l); hashes use seed, …, seed + l − 1.
     per_bit_epsilon : float, optional
         The paper's per-bit budget ε_b (RR_P = e^{ε_b}/(1 + e^{ε_b})); the true user-level ε is
         2l·ε_b (value) or l·ε_b (item), set as ``epsilon``, with a :class:`PrivacyWarning`;
         ``dataclasses.replace`` recomputes it when ``l`` or ``unit`` change.
+
+    Attributes
+    ----------
+    bloom : BloomFilter
+        The filter of (L, l, seed).
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0], from ε, l, perturbation and unit
+        (:func:`bfrrce.accounting.budget`).
+
+    Raises
+    ------
+    LDPTypeError
+        L, l or seed not an integer, or an ε that is not a number.
+    LDPValueError
+        Both or neither of ``epsilon`` and ``per_bit_epsilon``, an ε that is not positive and
+        finite (or so large that p or q rounds to 0 or 1), L, l or seed out of range, or an
+        unknown ``perturbation`` or ``unit``.
+
+    Warns
+    -----
+    PrivacyWarning
+        With ``per_bit_epsilon``: the user-level ε it amounts to.
+
+    References
+    ----------
+    The BFRRCE paper (Bloom filter randomized response for cardinality estimation);
+    docs/privacy.md (the budget), docs/estimation.md (the estimators).
     """
 
     epsilon: float | None = None
@@ -113,72 +146,224 @@ class BFRRCE(Mechanism):
                 "perturbation": self.perturbation, "unit": self.unit}
 
     # -- client ---------------------------------------------------------------------------
-    def privatize(self, values, rng=None):
-        """Reports of a batch of values, one per user: uint8 (n, ceil(L/8)), little-endian bits.
+    def privatize(self, values: Sequence, rng: RNG = None) -> np.ndarray:
+        """Reports of a batch of values, one per user: each value's filter, every bit flipped.
 
-        ``values`` is a sequence (a ``str`` or ``bytes`` is one value; :func:`check_value_batch`
-        lists what is refused). ``rng=None`` (clients) draws from a ChaCha20 stream keyed from
-        ``os.urandom``; seeds are for simulations only.
+        Bit j of a report is 1 with probability p if the value's filter has bit j, q otherwise,
+        independently over bits and users.
+
+        Parameters
+        ----------
+        values : sequence of bytes, str or int
+            One value per user; a ``str`` or ``bytes`` is one value (:func:`check_value_batch`
+            lists what is refused).
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            None (clients): a ChaCha20 stream keyed from ``os.urandom``
+            (:class:`protocols.randomness.SystemRandom`); seeds are for simulations only.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (n, ceil(L/8)), little-endian bit order, zero padding bits (docs/formats.md).
 
         Raises
         ------
         LDPTypeError
             An ambiguous or unsized ``values`` (set, dict, generator, 2-D array, None, a number),
-            or a value that is not bytes, str or an integer.
+            a value that is not bytes, str or an integer, or an ``rng`` of another type.
         LDPValueError
-            No values.
+            No values, or a negative int seed.
         """
         values = check_value_batch(values)
         return perturb_positions(self.bloom.positions(values), self.L, self.p, self.q, rng)
 
-    def privatize_sets(self, sets, rng=None):
-        """Reports of parties holding sets of items (``unit="item"``): ``sets`` is a sequence of
-        collections (:func:`check_set_batch`; a ``str`` is refused as a set)."""
+    def privatize_sets(self, sets: Sequence, rng: RNG = None) -> np.ndarray:
+        """Reports of parties holding sets of items (``unit="item"``): each set's filter (the
+        union of its items' filters), every bit flipped as in :meth:`privatize`.
+
+        Parameters
+        ----------
+        sets : sequence of collections
+            One collection (set, frozenset, list, tuple, 1-D array) of items per party
+            (:func:`check_set_batch`); a ``str`` entry is refused, wrap one item as ``{item}``.
+            An empty collection is allowed (an empty filter).
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            As in :meth:`privatize`.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (len(sets), ceil(L/8)), little-endian bit order.
+
+        Raises
+        ------
+        LDPValueError
+            ``unit`` is not "item", no sets, or a negative int seed.
+        LDPTypeError
+            ``sets`` or an entry that is not a collection, an item that is not bytes, str or an
+            integer, or an ``rng`` of another type.
+        """
         if self.unit != "item":
             raise LDPValueError("privatize_sets needs unit='item' (a set can differ in many bits)")
         sets = check_set_batch(sets)
         filters = self.bloom.set_bits(sets)
         return randomized_response_packed(source(rng), filters.shape, np.nonzero(filters), self.p, self.q)
 
-    def output_distribution(self, value):
-        """Exact Pr[report | value] over all 2^L reports (small L only), for privacy audits."""
+    def output_distribution(self, value: bytes | str | int) -> dict[bytes, float]:
+        """Exact Pr[report | value] over all 2^L reports, for privacy audits (L <= 16).
+
+        Pr[r | v] = Π_j p^{r_j} (1 − p)^{1 − r_j} over the filter's set bits, with q in place of
+        p over its unset bits.
+
+        Parameters
+        ----------
+        value : bytes, str or int
+            One value.
+
+        Returns
+        -------
+        dict
+            {packed report (bytes): probability}.
+
+        Raises
+        ------
+        LDPValueError
+            L > 16.
+        LDPTypeError
+            A value that is not bytes, str or an integer.
+        """
         return bit_vector_distribution(self.bloom.bits([value])[0], self.p, self.q)
 
-    def set_output_distribution(self, items):
-        """Exact Pr[report | set of items] (``unit="item"`` audits; small L only)."""
+    def set_output_distribution(self, items: Collection) -> dict[bytes, float]:
+        """Exact Pr[report | set of items] over all 2^L reports (``unit="item"`` audits, L <= 16).
+
+        Parameters
+        ----------
+        items : collection of bytes, str or int
+            One party's items (possibly empty); its filter is the union of the items' filters.
+
+        Returns
+        -------
+        dict
+            {packed report (bytes): probability}, as :meth:`output_distribution`.
+
+        Raises
+        ------
+        LDPValueError
+            L > 16.
+        LDPTypeError
+            An item that is not bytes, str or an integer.
+        """
         return bit_vector_distribution(self.bloom.set_bits([items])[0], self.p, self.q)
 
     # -- server ---------------------------------------------------------------------------
-    def check_reports(self, reports):
-        """``reports`` if they are packed reports of this mechanism: uint8 (n, ceil(L/8)) with
-        zero padding bits (returned unchanged, never copied)."""
-        return bits.check_packed(reports, self.L)
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
+        """``reports`` if they are packed reports of this mechanism.
 
-    def aggregate(self, reports):
-        """Column sums of a batch of packed reports (validated, never modified)."""
-        reports = self.check_reports(reports)
-        return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
+        Parameters
+        ----------
+        reports : array_like
+            uint8 (n, ceil(L/8)) with zero padding bits beyond bit L − 1.
 
-    def aggregate_batches(self, batches):
-        """Column sums of an iterable of report batches (file chunks), one running counter."""
-        return ColumnSums(self, *count_columns(batches, self.L))
-
-    def empty_aggregate(self) -> ColumnSums:
-        """The column sums of no reports (the neutral element of ``merge``)."""
-        return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
-
-    def simulate(self, values, *, counts=None, rng=None):
-        """Column sums of ``values``' users drawn exactly in distribution, without reports.
-
-        ``values`` are values with ``counts`` users each (default: one user per entry,
-        duplicates allowed); cost O(distinct·l + L), so 10^9 users take milliseconds.
+        Returns
+        -------
+        numpy.ndarray
+            The reports, unchanged and never copied.
 
         Raises
         ------
         LDPTypeError
-            Ambiguous ``values`` (:func:`check_value_batch`) or counts that are not integers.
+            A dtype other than uint8.
+        IncompatibleError
+            Another shape, or padding bits set (reports of another L).
+        """
+        return bits.check_packed(reports, self.L)
+
+    def aggregate(self, reports: ArrayLike) -> ColumnSums:
+        """Column sums c_j (reports with bit j set) of a batch of packed reports.
+
+        Parameters
+        ----------
+        reports : array_like
+            Packed reports, validated by :meth:`check_reports` and never modified.
+
+        Returns
+        -------
+        ColumnSums
+            The L column sums and n = len(reports).
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            As :meth:`check_reports`.
+        """
+        reports = self.check_reports(reports)
+        return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
+
+    def aggregate_batches(self, batches: Iterable[ArrayLike]) -> ColumnSums:
+        """Column sums of an iterable of report batches (file chunks) with one running counter.
+
+        Memory is one batch plus O(L), whatever the number of batches.
+
+        Parameters
+        ----------
+        batches : iterable of array_like
+            Packed report batches, each validated as :meth:`check_reports` and not kept.
+
+        Returns
+        -------
+        ColumnSums
+            The column sums of all the batches' reports (n = 0 for no batches).
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            A batch refused by :meth:`check_reports`.
         LDPValueError
-            Counts of another length, negative, or more than 2**53 users in all.
+            More than 2**53 reports in all.
+        """
+        return ColumnSums(self, *count_columns(batches, self.L))
+
+    def empty_aggregate(self) -> ColumnSums:
+        """The column sums of no reports.
+
+        Returns
+        -------
+        ColumnSums
+            L zeros, n = 0: the neutral element of :meth:`ColumnSums.merge`.
+        """
+        return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
+
+    def simulate(self, values: Sequence, *, counts: ArrayLike | None = None, rng: RNG = None) -> ColumnSums:
+        """Column sums of ``values``' users drawn exactly in distribution, without reports.
+
+        With t_j the users whose filter has bit j, c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q)
+        independently over j: the exact law of the column sums of :meth:`privatize`'s reports
+        (:func:`protocols.ue.simulate_column_sums`). Cost O(distinct·l + L), so 10^9 users take
+        milliseconds.
+
+        Parameters
+        ----------
+        values : sequence of bytes, str or int
+            The values (:func:`check_value_batch`); duplicates allowed.
+        counts : array_like of int, optional
+            ``counts[i]`` users hold ``values[i]``; default one user per entry.
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            Seed or generator of the simulation (None: fresh OS entropy).
+
+        Returns
+        -------
+        ColumnSums
+            Column sums of n = sum(counts) users.
+
+        Raises
+        ------
+        LDPTypeError
+            Ambiguous ``values`` (:func:`check_value_batch`), a value that is not bytes, str or
+            an integer, counts that are not integers, or an ``rng`` of another type.
+        LDPValueError
+            No values, counts of another length, negative, or more than 2**53 users in all, or a
+            negative int seed.
         """
         values = check_value_batch(values)
         if counts is None:
@@ -190,8 +375,18 @@ class BFRRCE(Mechanism):
         t = self.bloom.column_counts(self.bloom.positions(values), counts)
         return ColumnSums(self, simulate_column_sums(t, n, self.p, self.q, generator(rng)), n)
 
-    def check_aggregate(self, aggregate):
+    def check_aggregate(self, aggregate: ColumnSums) -> ColumnSums:
         """``aggregate`` if it is the non-empty :class:`ColumnSums` of this configuration.
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Column sums to estimate from.
+
+        Returns
+        -------
+        ColumnSums
+            ``aggregate`` itself.
 
         Raises
         ------
@@ -210,29 +405,78 @@ class BFRRCE(Mechanism):
             raise LDPValueError("no reports: nothing to estimate")
         return aggregate
 
-    def debias(self, aggregate):
-        """Unbiased users per bit t̂ with plug-in variances (:class:`bfrrce.sums.Debiased`)."""
+    def debias(self, aggregate: ColumnSums) -> Debiased:
+        """Unbiased users per bit and their plug-in variances.
+
+        t̂_j = (c_j − nq)/(p − q) is unbiased for t_j, the users whose filter has bit j, and
+        Var(t̂_j) = [t_j p(1 − p) + (n − t_j) q(1 − q)]/(p − q)², returned at t_j = clip(t̂_j, 0, n).
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Column sums of this mechanism's reports.
+
+        Returns
+        -------
+        Debiased
+            t̂, the variances, the null variance (:meth:`null_variance`) and n.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError, LDPValueError
+            As :meth:`check_aggregate`.
+
+        References
+        ----------
+        Theorem 2 of the BFRRCE paper; docs/estimation.md.
+        """
         agg = self.check_aggregate(aggregate)
         return debias(agg.counts, agg.n, self.p, self.q)
 
-    def null_variance(self, n):
-        """Var(t̂_j) of a column no user touched: n q(1 − q)/(p − q)² (the oracle's f = 0 variance)."""
+    def null_variance(self, n: int) -> float:
+        """Var(t̂_j) of a column no user touched (t_j = 0): n q(1 − q)/(p − q)².
+
+        Parameters
+        ----------
+        n : int
+            Number of reports (not validated).
+
+        Returns
+        -------
+        float
+        """
         return null_variance(n, self.p, self.q)
 
-    def detection_limit(self, n, levels=(0.5, 0.9)):
-        """Users a value needs to be detected with each probability (:mod:`bfrrce.estimation.detection`).
+    def detection_limit(self, n: int, levels: Sequence[float] = (0.5, 0.9)) -> dict[float, float]:
+        """Users a value needs to be detected with each probability (docs/estimation.md).
+
+        The root f of Φ((f − τ)/σ(f))^l = level, σ(f)² = [f p(1−p) + (n − f) q(1−q)]/(p − q)²,
+        with the per-bit threshold τ that lets an absent value pass with probability 5%
+        (:func:`bfrrce.estimation.detection_limit`).
+
+        Parameters
+        ----------
+        n : int
+            Users in all, in [1, 2**53].
+        levels : sequence of float
+            Detection probabilities, each in (0, 1).
+
+        Returns
+        -------
+        dict
+            {level: users} (a float; ∞ when even n users do not reach the level).
 
         Raises
         ------
         LDPTypeError, LDPValueError
-            ``n`` not an integer in [1, 2**53], or a level outside (0, 1).
+            ``n`` not an integer in [1, 2**53], or a level that is not a number in (0, 1).
         """
         n = check_int(n, "n", 1, MAX_REPORTS)
         levels = tuple(check_probability(level, "level") for level in levels)
         return detection_limit(n, self.p, self.q, self.l, levels)
 
-    def estimate(self, aggregate, candidates=None, method="auto", confidence=0.95,
-                 threshold=0.5, alpha=0.05):
+    def estimate(self, aggregate: ColumnSums, candidates: Sequence | None = None, method: str = "auto",
+                 confidence: float = 0.95, threshold: float = 0.5, alpha: float = 0.05) -> CardinalityEstimate:
         """Bounds and point estimate of the number of distinct values (docs/estimation.md).
 
         Parameters
@@ -264,6 +508,15 @@ class BFRRCE(Mechanism):
         LDPValueError
             Unknown method, no candidates for a candidate method, confidence or alpha outside
             (0, 1), a non-finite threshold, or no reports.
+        LDPTypeError
+            ``aggregate`` not a :class:`ColumnSums`, ambiguous ``candidates``
+            (:func:`check_value_batch`), or a candidate that is not bytes, str or an integer.
+        IncompatibleError
+            Column sums of other parameters.
+
+        References
+        ----------
+        The BFRRCE paper (method "paper", Theorem 2 for t̂); docs/estimation.md.
         """
         if method not in METHODS:
             raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -289,11 +542,42 @@ class BFRRCE(Mechanism):
         return est
 
 
-def estimate_distinct(values, epsilon=2.0, rng=None, candidates=None, method="auto", **params):
+def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
+                      candidates: Sequence | None = None, method: str = "auto", **params) -> CardinalityEstimate:
     """Privatize every value as its own client would, aggregate, and estimate.
 
-    ``params`` go to :class:`BFRRCE` (L, l, perturbation, unit, seed). ``rng=None`` uses the OS
-    CSPRNG; pass a seed for a reproducible simulation.
+    ``BFRRCE(epsilon=epsilon, **params)``, :meth:`BFRRCE.privatize`, :meth:`BFRRCE.aggregate`
+    and :meth:`BFRRCE.estimate` in one call, for experiments on a list of values.
+
+    Parameters
+    ----------
+    values : sequence of bytes, str or int
+        One value per user (:func:`check_value_batch`).
+    epsilon : float
+        User-level budget (docs/privacy.md).
+    rng : None, int, SeedSequence, Generator or SystemRandom
+        None uses the OS CSPRNG; pass a seed for a reproducible simulation.
+    candidates : sequence, optional
+        The possible values, as in :meth:`BFRRCE.estimate`.
+    method : {"auto", "paper", "corrected", "fill"}
+        The point estimate, as in :meth:`BFRRCE.estimate`.
+    **params
+        Go to :class:`BFRRCE` (L, l, perturbation, unit, seed).
+
+    Returns
+    -------
+    CardinalityEstimate
+        As :meth:`BFRRCE.estimate` (default confidence, threshold and alpha).
+
+    Raises
+    ------
+    LDPTypeError, LDPValueError, IncompatibleError
+        As :class:`BFRRCE`, :meth:`BFRRCE.privatize` and :meth:`BFRRCE.estimate`; a ``TypeError``
+        for an unknown keyword in ``params``.
+
+    References
+    ----------
+    The BFRRCE paper; docs/privacy.md, docs/estimation.md.
     """
     mech = BFRRCE(epsilon=epsilon, **params)
     agg = mech.aggregate(mech.privatize(values, rng=rng))

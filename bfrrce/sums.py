@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from protocols._validate import check_int
 from protocols.base import Mechanism, SupportCounts
@@ -47,21 +48,30 @@ class ColumnSums(SupportCounts):
     ``batches`` holds the identifiers of the report batches (files) counted: merging two
     aggregates that share a batch is refused, so a file is never counted twice
     (:mod:`bfrrce.io.formats` gives every report file its identifier; docs/formats.md).
+
+    Parameters
+    ----------
+    mechanism : BFRRCE
+        The configuration whose reports were counted (compared by value on merge).
+    counts : array_like of int
+        c_j, the reports with bit j set: L integers in [0, n] (stored as a read-only int64 array).
+    n : int
+        Number of reports, in [0, 2**53] (every count stays exact in float64).
+    batches : set of str, optional
+        Identifiers (32 lowercase hex digits) of the report batches counted; default none.
+
+    Raises
+    ------
+    LDPTypeError
+        A field of the wrong type (float or boolean counts, a mechanism without ``L``, ...).
+    LDPValueError
+        Counts of another length or outside [0, n], n outside [0, 2**53], a bad batch id.
     """
 
     batches: frozenset = field(default=frozenset())
 
     def __post_init__(self):
-        """Validate every field: ``mechanism`` a mechanism with L columns, ``counts`` L integers
-        in [0, n], ``n`` an integer in [0, 2**53], ``batches`` a set of batch identifiers.
-
-        Raises
-        ------
-        LDPTypeError
-            A field of the wrong type (float or boolean counts, a mechanism without ``L``, ...).
-        LDPValueError
-            Counts of another length or outside [0, n], n outside [0, 2**53], a bad batch id.
-        """
+        """Validate every field (the class docstring lists what is refused)."""
         mech = self.mechanism
         if not isinstance(mech, Mechanism) or not isinstance(getattr(mech, "L", None), int):
             raise LDPTypeError(f"column sums need a BFRRCE mechanism, got {mech!r}")
@@ -82,7 +92,17 @@ class ColumnSums(SupportCounts):
         super().__post_init__()
 
     def merge(self, other: "ColumnSums") -> "ColumnSums":
-        """The column sums of both aggregates' reports (exact integer addition).
+        """The column sums of both aggregates' reports (exact integer addition, any order).
+
+        Parameters
+        ----------
+        other : ColumnSums
+            Column sums of the same configuration and of other batches.
+
+        Returns
+        -------
+        ColumnSums
+            Counts and n added, the union of the batches.
 
         Raises
         ------
@@ -90,6 +110,8 @@ class ColumnSums(SupportCounts):
             ``other`` is not a :class:`ColumnSums`.
         IncompatibleError
             Other parameters, or a batch counted in both.
+        LDPValueError
+            More than 2**53 reports in all.
         """
         merged = super().merge(other)              # type, parameters, and n <= 2**53
         twice = self.batches & other.batches
@@ -107,12 +129,48 @@ class ColumnSums(SupportCounts):
 
     __hash__ = None
 
-    def add(self, reports) -> "ColumnSums":
-        """The aggregate with one more batch of reports (a rejected batch raises, changes nothing)."""
+    def add(self, reports: ArrayLike) -> "ColumnSums":
+        """The aggregate with one more batch of reports: ``self.merge(mechanism.aggregate(reports))``.
+
+        Parameters
+        ----------
+        reports : array_like
+            Packed reports of ``mechanism`` (see :meth:`bfrrce.BFRRCE.check_reports`).
+
+        Returns
+        -------
+        ColumnSums
+            A new aggregate; ``self`` is unchanged, also when the batch is rejected.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            Reports refused by :meth:`bfrrce.BFRRCE.check_reports`.
+        LDPValueError
+            More than 2**53 reports in all.
+        """
         return self.merge(self.mechanism.aggregate(reports))
 
     def as_batch(self, batch: str) -> "ColumnSums":
-        """These sums labelled as the one batch ``batch`` (the sums of one report file)."""
+        """These sums labelled as the one batch ``batch`` (the sums of one report file).
+
+        Parameters
+        ----------
+        batch : str
+            The batch identifier: 32 lowercase hex digits (docs/formats.md).
+
+        Returns
+        -------
+        ColumnSums
+            The same counts and n, with ``batches = {batch}``.
+
+        Raises
+        ------
+        IncompatibleError
+            These sums already carry batch identifiers.
+        LDPTypeError, LDPValueError
+            ``batch`` not a str of 32 lowercase hex digits (:func:`check_batch`).
+        """
         if self.batches:
             raise IncompatibleError(f"sums of batches {sorted(self.batches)} cannot be relabelled")
         return ColumnSums(self.mechanism, self.counts, self.n, frozenset([check_batch(batch)]))
@@ -120,7 +178,24 @@ class ColumnSums(SupportCounts):
 
 @dataclass(frozen=True)
 class Debiased:
-    """Unbiased estimates t̂ of the users per bit, their plug-in variances and the null variance."""
+    """Unbiased estimates t̂ of the users per bit, their plug-in variances and the null variance.
+
+    Attributes
+    ----------
+    t_hat : numpy.ndarray
+        t̂_j = (c_j − nq)/(p − q), unbiased for t_j, the users whose filter has bit j (float, L).
+    variance : numpy.ndarray
+        Var(t̂_j) = [t_j p(1 − p) + (n − t_j) q(1 − q)]/(p − q)² at the plug-in
+        t_j = clip(t̂_j, 0, n) (float, L).
+    null_variance : float
+        The variance of a column no user touched: n q(1 − q)/(p − q)².
+    n : int
+        Number of reports.
+
+    References
+    ----------
+    Theorem 2 of the BFRRCE paper; docs/estimation.md.
+    """
 
     t_hat: np.ndarray
     variance: np.ndarray

@@ -65,7 +65,19 @@ class SystemRandom:
         self._stream = Cipher(algorithms.ChaCha20(os.urandom(32), bytes(16)), mode=None).encryptor()
 
     def bytes(self, length: int) -> bytes | bytearray:
-        """``length`` random bytes: the keystream is the encryption of zeros."""
+        """``length`` uniform random bytes: the next ``length`` bytes of the ChaCha20 keystream
+        (the encryption of zeros), under a new key after 2^36 bytes or in a forked child.
+
+        Parameters
+        ----------
+        length : int
+            Number of bytes (converted with ``int``).
+
+        Returns
+        -------
+        bytes or bytearray
+            ``bytes`` up to 2^20 bytes, a ``bytearray`` filled in place beyond.
+        """
         length = int(length)
         if self._pid != os.getpid() or length > self._left:
             self._rekey()

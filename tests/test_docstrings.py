@@ -19,24 +19,6 @@ import pytest
 PACKAGES = ("protocols", "bfrrce", "bfrrce.estimation")
 SECTION = re.compile(r"^\s*(Parameters|Attributes|Returns)\s*\n\s*-{3,}", re.M)
 
-# Definitions in files other helpers are editing in parallel (issue 10 point 8), listed so that
-# the remaining work shows. Not strict: a branch that documents them must not break the merge;
-# an XPASS in the report means the entry can go.
-KNOWN_UNDOCUMENTED = {
-    # protocols/randomness.py
-    "protocols.SystemRandom.bytes",
-    # bfrrce/mechanism.py
-    "bfrrce.BFRRCE.privatize", "bfrrce.BFRRCE.privatize_sets", "bfrrce.BFRRCE.output_distribution",
-    "bfrrce.BFRRCE.set_output_distribution", "bfrrce.BFRRCE.check_reports", "bfrrce.BFRRCE.aggregate",
-    "bfrrce.BFRRCE.aggregate_batches", "bfrrce.BFRRCE.empty_aggregate", "bfrrce.BFRRCE.simulate",
-    "bfrrce.BFRRCE.check_aggregate", "bfrrce.BFRRCE.debias", "bfrrce.BFRRCE.null_variance",
-    "bfrrce.BFRRCE.detection_limit", "bfrrce.estimate_distinct",
-    # bfrrce/sums.py
-    "bfrrce.ColumnSums", "bfrrce.ColumnSums.merge", "bfrrce.ColumnSums.add", "bfrrce.ColumnSums.as_batch",
-    "bfrrce.Debiased",
-}
-
-
 def _public_members(cls):
     for name, member in vars(cls).items():
         if name.startswith("_"):
@@ -108,13 +90,6 @@ DEFINITIONS = list(_definitions())
 
 
 @pytest.mark.parametrize("qualname, obj, owner", DEFINITIONS, ids=[d[0] for d in DEFINITIONS])
-def test_numpydoc(qualname, obj, owner, request):
-    if qualname in KNOWN_UNDOCUMENTED:
-        request.applymarker(pytest.mark.xfail(reason="file edited by another helper (issue 10)"))
+def test_numpydoc(qualname, obj, owner):
     missing = problem(obj, owner)
     assert missing is None, f"{qualname}: {missing}"
-
-
-def test_known_list_names_existing_definitions():
-    """A renamed or removed definition must leave the list too."""
-    assert KNOWN_UNDOCUMENTED <= {d[0] for d in DEFINITIONS}
