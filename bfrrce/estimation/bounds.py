@@ -21,6 +21,7 @@ upper
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -67,12 +68,19 @@ def lower_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
                    "lower_by_second_moment": by_moment}
 
 
+@functools.lru_cache(maxsize=1024)
+def _null_quantile(tail: float, n: int, q: float) -> float:
+    """The count an empty column exceeds with probability ``tail``: isf of Binomial(n, q)."""
+    return float(stats.binom.isf(tail, n, q))
+
+
 def _truncation_bias(t, n, p, q, tau):
     """−E[(t̂ − t)·1{c <= τ}] >= 0 for a column holding t users (normal approximation of c):
     s/(p − q)·φ((τ + ½ − μ)/s), μ = tp + (n − t)q, s² = t p(1 − p) + (n − t) q(1 − q)."""
     mu = t * p + (n - t) * q
     s = np.sqrt(t * p * (1 - p) + (n - t) * q * (1 - q))
-    return s / (p - q) * stats.norm.pdf((tau + 0.5 - mu) / s)
+    z = (tau + 0.5 - mu) / s
+    return s / (p - q) * np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
 
 
 def light_values_upper(outside: int, users_out: float, L: int, alpha: float) -> float:
@@ -122,7 +130,10 @@ def light_values_upper(outside: int, users_out: float, L: int, alpha: float) -> 
         hi *= 2
         if hi > 1e12:
             return math.inf
-    return L * optimize.brentq(least, 0.0, hi, xtol=1e-9, rtol=1e-9) if least(0.0) < 0 else 0.0
+    if least(0.0) >= 0:
+        return 0.0
+    root = optimize.brentq(least, 0.0, hi, xtol=1e-6, rtol=1e-4)
+    return L * (root * (1 + 1e-4) + 1e-6)              # the bracket's upper end: stays an upper bound
 
 
 def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,
@@ -159,7 +170,7 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
     z = stats.norm.isf(a / 3)
     best, chosen = math.inf, {}
     for tail in TAU_TAILS:
-        tau = stats.binom.isf(tail, n, q)
+        tau = _null_quantile(tail, n, q)
         inside = counts > tau
         heavy = occupancy.values_upper(int(inside.sum()), L, l, a / 3)
         out = ~inside

@@ -17,6 +17,7 @@ inversion D = ln π/(l ln(1 − 1/L)) is linear counting (Whang, Vander-Zanden, 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -46,8 +47,17 @@ def null_pvalues(counts: ArrayLike, n: int, q: float) -> np.ndarray:
     return stats.binom.sf(distinct - 1, n, q)[index.reshape(-1)]
 
 
-def _occupied(counts, n, q, quantile):
-    """K with K = max_u R(u) − quantile(Binomial(L − K, u)), iterated up from K = 0.
+@functools.lru_cache(maxsize=4096)
+def _empty_quantiles(level: float, size: int) -> np.ndarray:
+    """The ``level`` quantile of Binomial(size, u) for every u of ``P_GRID`` (cached: estimates
+    over many trials meet the same (level, L − K) again and again)."""
+    out = stats.binom.ppf(level, size, P_GRID)
+    out.flags.writeable = False
+    return out
+
+
+def _occupied(counts, n, q, level):
+    """K with K = max_u R(u) − quantile_level(Binomial(L − K, u)), iterated up from K = 0.
 
     Each step is a lower bound on the true K whenever the quantiles bound the empty columns
     below every u (if K_i <= K then L − K_i >= L − K, so K_{i+1} <= K): the iteration
@@ -59,7 +69,7 @@ def _occupied(counts, n, q, quantile):
     below = np.searchsorted(pv, P_GRID, side="right")
     k, best = 0, 0
     while True:
-        gains = below - quantile(L - k, P_GRID)
+        gains = below - _empty_quantiles(level, L - k)
         best = int(np.argmax(gains))
         nxt = max(0, int(gains[best]))
         if nxt <= k:
@@ -91,7 +101,7 @@ def occupied_columns_lower(counts: ArrayLike, n: int, q: float, alpha: float) ->
     number of independently tested hypotheses", Ann. Statist. 34(1), 2006.
     """
     level = 1 - alpha / P_GRID.size
-    return _occupied(counts, n, q, lambda size, u: stats.binom.ppf(level, size, u))[0]
+    return _occupied(counts, n, q, level)[0]
 
 
 def occupied_columns(counts: ArrayLike, n: int, q: float, p: float,
@@ -126,7 +136,7 @@ def occupied_columns(counts: ArrayLike, n: int, q: float, p: float,
     counts = np.asarray(counts)
     L = counts.size
     level = 1 - alpha / P_GRID.size
-    _, u, r = _occupied(counts, n, q, lambda size, grid: stats.binom.ppf(level, size, grid))
+    _, u, r = _occupied(counts, n, q, level)
     k = min(max((r - L * u) / (1 - u), 0.0), float(L))
     cut = stats.binom.isf(u, n, q) + 1
     t_plus = np.clip((counts - n * q) / (p - q), 0, n)
