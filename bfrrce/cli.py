@@ -62,7 +62,7 @@ def _parser():
     ev = sub.add_parser(
         "evaluate", formatter_class=argparse.RawDescriptionHelpFormatter,
         help="AARE, bounds and coverage of the estimators across ε on a dataset",
-        description="AARE (mean |estimate - D|/D over simulated collections), the median 95%% bounds "
+        description="AARE (mean |estimate - D|/D over simulated collections), the median 95% bounds "
                     "and their coverage of the true D, for each method and ε. corrected and fill take "
                     "L, l and the perturbation from suggest_parameters for the data's n and each ε, "
                     "given only that D lies in 1..n; paper is the paper's threshold baseline with its "
