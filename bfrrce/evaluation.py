@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import csv
 import html
+import io
 import json
 import math
 import warnings
@@ -44,6 +45,7 @@ from protocols.ue import simulate_column_sums
 from .advice import suggest_parameters
 from .bloom import memoize
 from .estimation import estimate_cardinality
+from .io.atomic import write_atomic
 from .io.stream import progress_bar
 from .mechanism import BFRRCE
 from .sums import ColumnSums
@@ -315,27 +317,32 @@ def plot(rows, path, title):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
+    write_atomic(path, png.getvalue())
     return True
 
 
 def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"):
     """results.csv, results.json, the figure ``figure`` (with matplotlib) and, with
-    ``html_page``, report.html (tables and figure embedded) in folder ``out``; returns the paths."""
+    ``html_page``, report.html (tables and figure embedded) in folder ``out``; returns the paths.
+    Every file is written atomically (:func:`bfrrce.io.atomic.write_atomic`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "results.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / "results.json").write_text(json.dumps({"title": title, "notes": list(notes), "legend": LEGEND,
-                                                  "rows": rows}, indent=2, default=float))
+    table = io.StringIO(newline="")
+    writer = csv.DictWriter(table, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(out / "results.csv", table.getvalue().encode())
+    write_atomic(out / "results.json", json.dumps({"title": title, "notes": list(notes), "legend": LEGEND,
+                                                   "rows": rows}, indent=2, default=float).encode())
     written = [out / "results.csv", out / "results.json"]
     if plot(rows, out / figure, title):
         written.append(out / figure)
     if html_page:
-        (out / "report.html").write_text(render_html(rows, title, notes, [out / figure] if len(written) > 2 else []))
+        write_atomic(out / "report.html",
+                     render_html(rows, title, notes, [out / figure] if len(written) > 2 else []).encode())
         written.append(out / "report.html")
     return written
 
