@@ -556,7 +556,8 @@ def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
     epsilon : float
         User-level budget (docs/privacy.md).
     rng : None, int, SeedSequence, Generator or SystemRandom
-        None uses the OS CSPRNG; pass a seed for a reproducible simulation.
+        None uses a ChaCha20 stream keyed from ``os.urandom``; pass a seed for a reproducible
+        simulation.
     candidates : sequence, optional
         The possible values, as in :meth:`BFRRCE.estimate`.
     method : {"auto", "paper", "corrected", "fill"}
