@@ -26,6 +26,7 @@ def run(name, argv):
     ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
     ("poisoning", ["--trials", "1", "--epsilons", "8"], "spread-max"),
     ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
+    ("visible_curve", ["--runs", "1", "--L", "256", "--n", "2000"], "per-value test"),
     ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
     ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),
 ])

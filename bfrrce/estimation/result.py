@@ -49,7 +49,11 @@ class CardinalityEstimate:
     assumption : str
         What ``value`` assumes beyond the bounds.
     visible : Count
-        The detection-limited count: values the noise lets through (see ``detection``).
+        The visible count: occupied columns that stand out of the noise, inverted by the
+        collision law (docs/estimation.md). Values well above the detection limit are all in it,
+        values near the limit in part; its interval is value ± z·std_error and is not a
+        confidence interval for the number of values held by at least f50 users (measured by
+        ``benchmarks/coverage.py``).
     detection_limit : dict
         {probability: users a value needs to be detected with that probability}.
     detection : dict
@@ -96,8 +100,9 @@ class CardinalityEstimate:
             f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that a "
             f"value passes the per-value test (5% false positives), by its users: "
             f"{curve or 'none at this n'}",
-            f"values above the detection limit: {vis.value:,.1f} ({level} CI {_fmt(vis.interval[0])} – "
-            f"{_fmt(vis.interval[1])})",
+            f"visible values (occupied columns that stand out of the noise, inverted by the collision "
+            f"law; values near the detection limit are counted in part): {vis.value:,.1f} ± "
+            f"{vis.std_error:,.1f}",
         ]
         if self.parameters.get("unit") == "item":
             lines.append(f"privacy: ε = {self.parameters.get('epsilon')} per item; a party holding "
