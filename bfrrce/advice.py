@@ -47,13 +47,13 @@ from scipy import special, stats
 
 from protocols._validate import check_epsilon, check_int
 from protocols.errors import LDPValueError
-from protocols.ue import simulate_column_sums
+from protocols.ue import count_variance, simulate_column_sums
 
 from .accounting import PERTURBATIONS
 from .estimation import combine
 from .estimation.occupancy import P_GRID
 from .mechanism import BFRRCE
-from .sums import ColumnSums
+from .sums import ColumnSums, null_variance
 
 OBJECTIVES = ("width", "aare")
 METHODS = ("analytic", "simulate")
@@ -125,8 +125,8 @@ def cardinality_grid(low: int, high: int, points: int = GRID_POINTS) -> np.ndarr
 
 def _power(t, n, p, q):
     """Pr[p-value of a column holding t users <= u] for u in P_GRID (normal approximation of the column sum)."""
-    s0 = np.sqrt(n * q * (1 - q))
-    st = np.sqrt(t * p * (1 - p) + (n - t) * q * (1 - q))
+    s0 = np.sqrt(count_variance(0, n, p, q))
+    st = np.sqrt(count_variance(t, n, p, q))
     return special.ndtr((t * (p - q) - Z_GRID * s0) / st)
 
 
@@ -181,7 +181,7 @@ def predicted_aare(n: int, D, p: float, q: float, L: int, l: int, columns: float
     # inverse Simpson index: Σ_v f_v² = n²/D, S₂ = l Σ f² + (n² − Σ f²) l²/L
     squares = n * n / D[:, 0]
     s2 = l * squares + (n * n - squares) * l * l / L
-    v0 = n * q * (1 - q) / (p - q) ** 2
+    v0 = null_variance(n, p, q)
     var_s2 = 4 * v0 * s2 + 2 * L * v0 ** 2 + 2 * (l * squares) ** 2 / L
     se_s = D[:, 0] * np.sqrt(var_s2) / ((l - l * l / L) * squares)
     # the estimator's own combination of the two, at their expected values

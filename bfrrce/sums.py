@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 from protocols._validate import check_int
 from protocols.base import Mechanism, SupportCounts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
-from protocols.ue import debias_counts
+from protocols.ue import count_variance, debias_counts
 
 MAX_REPORTS = 2 ** 53          # n and every count stay exact in float64 (the estimators' arithmetic)
 _BATCH = re.compile(r"[0-9a-f]{32}")
@@ -205,7 +205,7 @@ class Debiased:
 
 def null_variance(n: int, p: float, q: float) -> float:
     """Var(t̂_j) of a column no user touched: n q(1 − q)/(p − q)²."""
-    return n * q * (1 - q) / (p - q) ** 2
+    return float(count_variance(0, n, p, q)) / (p - q) ** 2
 
 
 def debias(counts, n, p, q) -> Debiased:

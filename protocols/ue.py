@@ -200,8 +200,29 @@ def debias_counts(counts: ArrayLike, n: int | ArrayLike, p: float, q: float) -> 
     """
     counts = np.asarray(counts, dtype=float)
     t_hat = (counts - n * q) / (p - q)
-    t = np.clip(t_hat, 0, n)
-    return t_hat, (t * p * (1 - p) + (n - t) * q * (1 - q)) / (p - q) ** 2
+    return t_hat, count_variance(np.clip(t_hat, 0, n), n, p, q) / (p - q) ** 2
+
+
+def count_variance(t: ArrayLike, n: int, p: float, q: float) -> np.ndarray:
+    """Var(c) = t p(1 − p) + (n − t) q(1 − q) of a column sum c of n reports, t of whose true
+    bits are set (c ~ Binomial(t, p) + Binomial(n − t, q)); linear in t, so evaluated at an
+    unbiased t̂ it is an unbiased estimate. Divide by (p − q)² for Var(t̂).
+
+    Parameters
+    ----------
+    t : array_like of float
+        Users whose bit is set (an estimate may be fractional or negative).
+    n : int or array_like of int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    t = np.asarray(t, dtype=float)
+    return t * p * (1 - p) + (n - t) * q * (1 - q)
 
 
 def simulate_column_sums(t: ArrayLike, n: int, p: float, q: float, rng: np.random.Generator) -> np.ndarray:

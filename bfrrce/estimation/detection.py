@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.optimize import brentq
 
+from protocols.ue import count_variance
+
 if TYPE_CHECKING:
     from ..sums import Debiased
 
@@ -92,9 +94,9 @@ def detection_probability(f: float, n: int, p: float, q: float, l: int,
     L. Chen, B. Ghazi, R. Kumar, P. Manurangsi, "On distributed differential privacy and
     counting distinct elements", ITCS 2021 (why a detection limit is unavoidable).
     """
-    sigma0 = math.sqrt(n * q * (1 - q)) / (p - q)
+    sigma0 = math.sqrt(count_variance(0, n, p, q)) / (p - q)
     tau = _NORMAL.inv_cdf(1 - alpha ** (1 / l)) * sigma0
-    sigma = math.sqrt(f * p * (1 - p) + (n - f) * q * (1 - q)) / (p - q)
+    sigma = math.sqrt(count_variance(f, n, p, q)) / (p - q)
     return _NORMAL.cdf((f - tau) / sigma) ** l
 
 

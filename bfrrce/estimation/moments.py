@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from protocols.ue import count_variance
+
 
 def second_moment(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float,
                   q: float) -> tuple[float, float]:
@@ -40,7 +42,7 @@ def second_moment(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float,
     (float, float)
         Ŝ₂ and its standard error.
     """
-    linear = (t_hat * (p * (1 - p) - q * (1 - q)) + n * q * (1 - q)) / (p - q) ** 2
+    linear = count_variance(t_hat, n, p, q) / (p - q) ** 2
     s2 = float(np.sum(t_hat ** 2 - linear))
     t2 = np.maximum(t_hat ** 2 - var_hat, 0.0)
     return s2, float(np.sqrt(np.sum(4 * t2 * var_hat + 2 * var_hat ** 2)))
