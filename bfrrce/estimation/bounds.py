@@ -27,19 +27,21 @@ import math
 import numpy as np
 from scipy import optimize, special, stats
 
+from protocols.ue import count_variance
+
 from . import moments, occupancy
 
 TAU_TAILS = (0.2, 0.02, 0.002)         # null tail probabilities of the mass-balance thresholds
 
 
-def lower_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,
+def lower_bound(pvalues: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,
                 q: float, L: int, l: int, mass: float | None, alpha: float) -> tuple[float, dict]:
     """One-sided lower confidence bound on D at level 1 − α, and its ingredients.
 
     Parameters
     ----------
-    counts : numpy.ndarray
-        Column sums c_j (L,).
+    pvalues : numpy.ndarray
+        :func:`.occupancy.null_pvalues` of the columns.
     t_hat, var_hat : numpy.ndarray
         Debiased column sums and their plug-in variances.
     n : int
@@ -58,7 +60,7 @@ def lower_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
     (float, dict)
         The bound and {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment"}.
     """
-    k_lo = occupancy.occupied_columns_lower(counts, n, q, alpha / 4)
+    k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 4)
     by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 4)
     s2, se = moments.second_moment(t_hat, var_hat, n, p, q)
     s2_hi = s2 + stats.norm.isf(alpha / 2) * se
@@ -78,7 +80,7 @@ def _truncation_bias(t, n, p, q, tau):
     """−E[(t̂ − t)·1{c <= τ}] >= 0 for a column holding t users (normal approximation of c):
     s/(p − q)·φ((τ + ½ − μ)/s), μ = tp + (n − t)q, s² = t p(1 − p) + (n − t) q(1 − q)."""
     mu = t * p + (n - t) * q
-    s = np.sqrt(t * p * (1 - p) + (n - t) * q * (1 - q))
+    s = np.sqrt(count_variance(t, n, p, q))
     z = (tau + 0.5 - mu) / s
     return s / (p - q) * np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
 

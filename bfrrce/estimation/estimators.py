@@ -23,7 +23,7 @@ Every estimate has two parts:
     its own sampling noise.
 
 Each estimator has the keyword signature
-``estimate_X(debiased, *, counts, p, q, L, l, mass, positions=None, multiplicity=None,
+``estimate_X(debiased, *, counts, pvalues, p, q, L, l, mass, positions=None, multiplicity=None,
 threshold=0.5) -> (value, std_error, visible, visible_se, details)``.
 """
 
@@ -104,8 +104,8 @@ def _combined(debiased, visible, visible_se, visible_hash_se, p, q, mass, L, l, 
     return (value, math.hypot(se, hash_se), visible, math.hypot(visible_se, visible_hash_se), details)
 
 
-def estimate_fill(debiased: Debiased, *, counts: np.ndarray, p: float, q: float, L: int, l: int,
-                  mass: float, positions: np.ndarray | None = None,
+def estimate_fill(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
+                  q: float, L: int, l: int, mass: float, positions: np.ndarray | None = None,
                   multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
     """Domain-free estimate (module docstring); candidates and ``threshold`` are not used.
 
@@ -115,6 +115,8 @@ def estimate_fill(debiased: Debiased, *, counts: np.ndarray, p: float, q: float,
         Debiased column sums.
     counts : numpy.ndarray
         Raw column sums c_j (L,).
+    pvalues : numpy.ndarray
+        :func:`.occupancy.null_pvalues` of the columns (L,).
     p, q : float
         Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
     L, l : int
@@ -139,7 +141,7 @@ def estimate_fill(debiased: Debiased, *, counts: np.ndarray, p: float, q: float,
     algorithm for database applications", ACM TODS 15(2), 1990; E. H. Simpson, "Measurement of
     diversity", Nature 163, 1949.
     """
-    k, k_se = occupancy.occupied_columns(counts, debiased.n, q, p)
+    k, k_se = occupancy.occupied_columns(pvalues, counts, debiased.n, q, p)
     visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l)
     slope = occupancy.values_slope(L - k, L, l)
     hash_se = math.sqrt(occupancy.occupancy_variance(visible, L, l)) * slope
@@ -163,14 +165,14 @@ def _need_candidates(method, positions):
     return positions
 
 
-def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, p: float, q: float, L: int, l: int,
-                       mass: float, positions: np.ndarray | None = None,
+def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
+                       q: float, L: int, l: int, mass: float, positions: np.ndarray | None = None,
                        multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
     """Candidate-domain estimate with exact column multiplicities (module docstring).
 
     Parameters
     ----------
-    debiased, counts, p, q, L, l, mass
+    debiased, counts, pvalues, p, q, L, l, mass
         As :func:`estimate_fill`.
     positions : numpy.ndarray
         int (M, l): the candidates' filter positions (required).
@@ -192,7 +194,7 @@ def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, p: float, q: f
     n_candidates = len(_need_candidates("corrected", positions))
     touched = multiplicity > 0
     m = multiplicity[touched]
-    k, k_se = occupancy.occupied_columns(np.asarray(counts)[touched], debiased.n, q, p)
+    k, k_se = occupancy.occupied_columns(pvalues[touched], np.asarray(counts)[touched], debiased.n, q, p)
     x = _present_fraction(m.size - k, m)
     slope = 1 / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
     details = {"occupied_columns": k, "columns": int(m.size),
@@ -200,14 +202,14 @@ def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, p: float, q: f
     return _combined(debiased, n_candidates * x, n_candidates * k_se * slope, 0.0, p, q, mass, L, l, details)
 
 
-def estimate_paper(debiased: Debiased, *, counts: np.ndarray, p: float, q: float, L: int, l: int,
-                   mass: float, positions: np.ndarray | None = None,
+def estimate_paper(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
+                   q: float, L: int, l: int, mass: float, positions: np.ndarray | None = None,
                    multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
     """The paper's threshold estimator over the candidates (module docstring).
 
     Parameters
     ----------
-    debiased, counts, p, q, L, l, mass
+    debiased, counts, pvalues, p, q, L, l, mass
         As :func:`estimate_fill`.
     positions : numpy.ndarray
         int (M, l): the candidates' filter positions (required).
@@ -232,8 +234,8 @@ def estimate_paper(debiased: Debiased, *, counts: np.ndarray, p: float, q: float
     hit = (debiased.t_hat > threshold)[positions].all(axis=1)
     sd = np.sqrt(np.maximum(debiased.variance, 1e-300))
     pi = stats.norm.cdf((debiased.t_hat - threshold) / sd)[positions].prod(axis=1)
-    _, _, visible, visible_se, details = estimate_fill(debiased, counts=counts, p=p, q=q, L=L, l=l,
-                                                       mass=mass)
+    _, _, visible, visible_se, details = estimate_fill(debiased, counts=counts, pvalues=pvalues, p=p,
+                                                       q=q, L=L, l=l, mass=mass)
     details["threshold"] = threshold
     return float(hit.sum()), float(np.sqrt(np.sum(pi * (1 - pi)))), visible, visible_se, details
 
@@ -298,12 +300,13 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
         mass_lower = None
         cap = total + stats.norm.isf(alpha / 2) * total_se
         alpha /= 2
-    lower, low = bounds.lower_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, mass=mass_lower,
+    pvalues = occupancy.null_pvalues(counts, n, q)               # once, for bounds and estimate
+    lower, low = bounds.lower_bound(pvalues, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, mass=mass_lower,
                                     alpha=alpha)
     upper, up = bounds.upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, cap=cap,
                                    alpha=alpha)
     value, se, visible, visible_se, details = ESTIMATORS[method](
-        debiased, counts=counts, p=p, q=q, L=L, l=l, mass=mass, positions=positions,
+        debiased, counts=counts, pvalues=pvalues, p=p, q=q, L=L, l=l, mass=mass, positions=positions,
         multiplicity=multiplicity, threshold=threshold)
     if method != "paper":
         value = min(max(value, lower), upper)

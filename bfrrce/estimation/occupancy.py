@@ -24,6 +24,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
+from protocols.ue import debias_counts
+
 P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u
 
 
@@ -56,7 +58,7 @@ def _empty_quantiles(level: float, size: int) -> np.ndarray:
     return out
 
 
-def _occupied(counts, n, q, level):
+def _occupied(pvalues, level):
     """K with K = max_u R(u) − quantile_level(Binomial(L − K, u)), iterated up from K = 0.
 
     Each step is a lower bound on the true K whenever the quantiles bound the empty columns
@@ -64,7 +66,7 @@ def _occupied(counts, n, q, level):
     increases to the largest K the inequalities imply and stops. Returns (K, u at the maximum,
     R(u)).
     """
-    pv = np.sort(null_pvalues(counts, n, q))
+    pv = np.sort(pvalues)
     L = pv.size
     below = np.searchsorted(pv, P_GRID, side="right")
     k, best = 0, 0
@@ -77,17 +79,13 @@ def _occupied(counts, n, q, level):
         k = nxt
 
 
-def occupied_columns_lower(counts: ArrayLike, n: int, q: float, alpha: float) -> int:
+def occupied_columns_lower(pvalues: np.ndarray, alpha: float) -> int:
     """Lower confidence bound on the number of occupied columns, level 1 − α, any data.
 
     Parameters
     ----------
-    counts : array_like of int
-        Column sums.
-    n : int
-        Number of reports.
-    q : float
-        Pr[report bit 1 | bit 0].
+    pvalues : numpy.ndarray
+        :func:`null_pvalues` of the columns.
     alpha : float
         Error probability.
 
@@ -100,11 +98,10 @@ def occupied_columns_lower(counts: ArrayLike, n: int, q: float, alpha: float) ->
     N. Meinshausen, J. Rice, "Estimating the proportion of false null hypotheses among a large
     number of independently tested hypotheses", Ann. Statist. 34(1), 2006.
     """
-    level = 1 - alpha / P_GRID.size
-    return _occupied(counts, n, q, level)[0]
+    return _occupied(pvalues, 1 - alpha / P_GRID.size)[0]
 
 
-def occupied_columns(counts: ArrayLike, n: int, q: float, p: float,
+def occupied_columns(pvalues: np.ndarray, counts: ArrayLike, n: int, q: float, p: float,
                      alpha: float = 0.05) -> tuple[float, float]:
     """Estimate K̂ of the number of occupied columns and its standard error.
 
@@ -115,10 +112,13 @@ def occupied_columns(counts: ArrayLike, n: int, q: float, p: float,
     of maximising over thresholds. Var K̂ = Var R(u*)/(1 − u*)², Var R(u*) = (L − K̂)u*(1 − u*)
     (the empty columns, exactly) + Σ_j P_j(1 − P_j), P_j = Pr[c_j >= c*] for the count c* that
     p-values <= u* need, estimated by Φ((c_j − c* + ½)/s_j),
-    s_j² = n q(1 − q) + t̂_j⁺(p(1 − p) − q(1 − q)) (about 0 on empty columns when u* is small).
+    s_j² = Var(c_j) at t̂_j⁺ (:func:`protocols.ue.debias_counts`); about 0 on empty columns when u*
+    is small.
 
     Parameters
     ----------
+    pvalues : numpy.ndarray
+        :func:`null_pvalues` of the columns.
     counts : array_like of int
         Column sums.
     n : int
@@ -135,12 +135,10 @@ def occupied_columns(counts: ArrayLike, n: int, q: float, p: float,
     """
     counts = np.asarray(counts)
     L = counts.size
-    level = 1 - alpha / P_GRID.size
-    _, u, r = _occupied(counts, n, q, level)
+    _, u, r = _occupied(pvalues, 1 - alpha / P_GRID.size)
     k = min(max((r - L * u) / (1 - u), 0.0), float(L))
     cut = stats.binom.isf(u, n, q) + 1
-    t_plus = np.clip((counts - n * q) / (p - q), 0, n)
-    s = np.sqrt(n * q * (1 - q) + t_plus * (p * (1 - p) - q * (1 - q)))
+    s = np.sqrt(debias_counts(counts, n, p, q)[1]) * (p - q)
     prob = stats.norm.cdf((counts - cut + 0.5) / s)
     var_r = (L - k) * u * (1 - u) + float(np.sum(prob * (1 - prob)))
     return k, math.sqrt(var_r) / (1 - u)
