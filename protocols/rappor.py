@@ -35,13 +35,13 @@ from numpy.typing import ArrayLike
 import scipy.stats
 
 from . import bits
-from ._validate import check_array, check_int, check_probability, check_range
+from ._validate import check_int, check_probability
 from .accounting import log_ratio
 from .base import RNG, FrequencyOracle, SupportCounts
 from .errors import LDPTypeError, LDPValueError
 from .hashing import hash_keys, murmur3_fixed
 from .randomness import randomized_response_packed, source
-from .ue import bit_vector_distribution, debias_counts, grouped_column_sums
+from .ue import bit_vector_distribution, check_grouped_reports, debias_counts, grouped_column_sums
 
 
 class RapporReports(NamedTuple):
@@ -388,14 +388,8 @@ class RAPPOR(FrequencyOracle):
         LDPValueError
             Cohorts and bits of different lengths.
         """
-        if not isinstance(reports, tuple) or len(reports) != 2:
-            raise LDPTypeError("RAPPOR reports are a (cohorts, bits) pair, as privatize returns")
-        cohorts = check_array(reports[0], np.int64, (), "cohorts")
-        check_range(cohorts, self.num_cohorts, "cohorts")
-        packed = bits.check_packed(reports[1], self.num_bits)
-        if len(packed) != len(cohorts):
-            raise LDPValueError(f"{len(cohorts)} cohorts for {len(packed)} reports")
-        return RapporReports(cohorts, packed)
+        return RapporReports(*check_grouped_reports(reports, self.num_cohorts, self.num_bits, "RAPPOR",
+                                                    "cohorts"))
 
     def aggregate(self, reports: RapporReports) -> SupportCounts:
         """Per cohort: the bit counts and, in the last column, the number of reports.

@@ -40,13 +40,13 @@ from numpy.typing import ArrayLike
 from . import bits
 from ._validate import check_array, check_epsilon, check_int, check_range
 from .base import RNG, FrequencyOracle, SupportCounts, domain_counts
-from .errors import LDPTypeError, LDPValueError
+from .errors import LDPValueError
 from .hadamard import parity, walsh_hadamard
 from .hashing import hash_keys
 from .lh import splitmix64
 from .randomness import bernoulli, generator, integers, randomized_response_packed, source
 from .serialize import simulate_from_reports
-from .ue import bit_vector_distribution, grouped_column_sums
+from .ue import bit_vector_distribution, check_grouped_reports, grouped_column_sums
 
 
 class SketchReports(NamedTuple):
@@ -305,14 +305,7 @@ class CMS(_CountMeanSketch):
         LDPValueError
             Rows that do not match.
         """
-        if not isinstance(reports, tuple) or len(reports) != 2:
-            raise LDPTypeError("CMS reports are a (rows, bits) pair, as privatize returns")
-        rows = check_array(reports[0], np.int64, (), "rows")
-        check_range(rows, self.k, "rows")
-        packed = bits.check_packed(reports[1], self.m)
-        if len(packed) != len(rows):
-            raise LDPValueError(f"{len(rows)} rows for {len(packed)} reports")
-        return SketchReports(rows, packed)
+        return SketchReports(*check_grouped_reports(reports, self.k, self.m, "CMS", "rows"))
 
     def aggregate(self, reports: SketchReports) -> SupportCounts:
         """Per row: the +1 count of each column and the number of reports.

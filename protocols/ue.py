@@ -17,10 +17,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import bits
-from ._validate import check_epsilon, check_int, check_probability, check_values
+from ._validate import check_array, check_epsilon, check_int, check_probability, check_range, check_values
 from .accounting import log_ratio, oue_probabilities, sue_probabilities
 from .base import RNG, FrequencyOracle, SupportCounts, domain_counts
-from .errors import LDPValueError
+from .errors import LDPTypeError, LDPValueError
 from .randomness import generator, randomized_response_packed, source
 
 
@@ -248,6 +248,44 @@ def simulate_column_sums(t: ArrayLike, n: int, p: float, q: float, rng: np.rando
     """
     t = np.asarray(t, dtype=np.int64)
     return rng.binomial(t, p) + rng.binomial(n - t, q)
+
+
+def check_grouped_reports(reports, num_groups: int, width: int, what: str,
+                          group_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(groups, packed) of grouped bit reports (RAPPOR cohorts, CMS rows), validated.
+
+    Parameters
+    ----------
+    reports : tuple
+        A pair (int64 group of each report in [0, num_groups), uint8 packed rows of ``width``
+        bits), as the mechanism's ``privatize`` returns.
+    num_groups, width : int
+        Groups and bits per report.
+    what, group_name : str
+        The mechanism and the name of its groups, for the messages.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The groups and the packed rows.
+
+    Raises
+    ------
+    LDPTypeError
+        Not a pair, or arrays of another dtype.
+    IncompatibleError
+        Another shape, a group out of range, or padding bits set.
+    LDPValueError
+        Groups and rows of different lengths.
+    """
+    if not isinstance(reports, tuple) or len(reports) != 2:
+        raise LDPTypeError(f"{what} reports are a ({group_name}, bits) pair, as privatize returns")
+    groups = check_array(reports[0], np.int64, (), group_name)
+    check_range(groups, num_groups, group_name)
+    packed = bits.check_packed(reports[1], width)
+    if len(packed) != len(groups):
+        raise LDPValueError(f"{len(groups)} {group_name} for {len(packed)} reports")
+    return groups, packed
 
 
 def grouped_column_sums(groups: np.ndarray, packed: np.ndarray, num_groups: int, width: int) -> np.ndarray:
