@@ -336,11 +336,6 @@ def iter_distinct_blocks(paths):
                 yield block
 
 
-def read_blocks(paths):
-    """Distinct blocks (by hash) of the given files, in file order."""
-    return list(iter_distinct_blocks(paths))
-
-
 def block_heights(blocks, hints: dict | None = None) -> dict:
     """The height of each block, None where the blocks cannot tell.
 

@@ -55,7 +55,7 @@ def _csv_rows(path):
 
 
 def test_shipped_genesis_block_facts():
-    (block,) = bitcoin.read_blocks([GENESIS])
+    (block,) = list(bitcoin.iter_distinct_blocks([GENESIS]))
     assert block.hash == "000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f"
     assert block.prev_hash == "0" * 64 and bitcoin.block_heights([block]) == {block.hash: 0}
     (out,) = block.outputs
@@ -237,9 +237,9 @@ def test_bitcoin_blocks_equal_the_reference_table():
     assert collections.Counter(data.values.tolist()) == reference
     assert data.n == 51126 and data.cardinality == 43136 and "of 610 distinct" in data.description
     table_hashes = {r["block_hash"] for r in rows}
-    multinet = bitcoin.read_blocks([SHARED / "blocks" / "hcl_multinet.blk"])
+    multinet = list(bitcoin.iter_distinct_blocks([SHARED / "blocks" / "hcl_multinet.blk"]))
     assert multinet and all(b.hash in table_hashes for b in multinet)      # other networks skipped
-    blocks = bitcoin.read_blocks(bitcoin.block_files(SHARED))
+    blocks = list(bitcoin.iter_distinct_blocks(bitcoin.block_files(SHARED)))
     assert collections.Counter(o.script_type for b in blocks for o in b.outputs) == \
         collections.Counter(r["script_type"] for r in rows)
     heights = bitcoin.block_heights(blocks)                                 # without file-name hints
