@@ -36,17 +36,21 @@ def test_bounds_cover_for_every_method(method, eps):
     assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
 
 
-@pytest.mark.parametrize("eps, L, target", [(2.0, 256, 0.35), (4.0, 256, 0.10), (8.0, 1024, 0.04)])
-def test_value_accuracy(eps, L, target):
-    """AARE of ``value`` over 50 runs with new random values each run (hash collisions vary),
-    synthetic-2 shape; measured 0.278, 0.064 and 0.023 (python benchmarks/coverage.py prints the
-    same statistic on its grid)."""
+@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.2454), (4.0, 256, 0.0649),
+                                               (8.0, 1024, 0.0227)])
+def test_value_accuracy(eps, L, measured):
+    """AARE of ``value`` over 50 seeded runs with new random values each run (hash collisions
+    vary), synthetic-2 shape: within 5 standard errors of the mean (sd of the relative errors
+    over √50) of the value this code measured, so a change of the estimator shows. At ε = 2 it
+    also meets the issue's target 0.35."""
     mech = BFRRCE(epsilon=eps, L=L)
     rng = np.random.default_rng(5)
     counts = synthetic()[1]
-    errors = [abs(mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng,
-                                              counts=counts)).value - D) / D for _ in range(50)]
-    assert np.mean(errors) <= target
+    errors = np.array([abs(mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng,
+                                                       counts=counts)).value - D) / D
+                       for _ in range(50)])
+    assert abs(errors.mean() - measured) <= 5 * errors.std(ddof=1) / math.sqrt(errors.size)
+    assert eps != 2.0 or errors.mean() <= 0.35
 
 
 def test_standard_error_matches_spread():
