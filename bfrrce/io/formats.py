@@ -247,6 +247,7 @@ def _parquet_chunks(path, mechanism, column, chunk_rows):
     width = bits.nbytes(mechanism.L)
     batch = content_batch(path)
     import pyarrow as pa
+    import pyarrow.compute as pc
     try:
         parquet = pq.ParquetFile(path)
     except pa.ArrowException as exc:
@@ -257,10 +258,14 @@ def _parquet_chunks(path, mechanism, column, chunk_rows):
     if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)):
         raise FormatError(f"{path}: column {column!r} must hold packed reports as bytes, not {kind}")
     for part in parquet.iter_batches(batch_size=chunk_rows, columns=[column]):
-        values = part.column(0).to_pylist()
-        if any(v is None or len(v) != width for v in values):
+        cells = part.column(0)                    # no Python object per report: Arrow buffers
+        lengths = pc.binary_length(cells).to_numpy(zero_copy_only=False)
+        if cells.null_count or (lengths != width).any():
             raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
-        yield mechanism, batch, np.frombuffer(b"".join(values), dtype=np.uint8).reshape(len(values), width)
+        fixed = cells.cast(pa.binary(width))
+        data = np.frombuffer(fixed.buffers()[1], dtype=np.uint8)
+        yield mechanism, batch, data[fixed.offset * width:(fixed.offset + len(fixed)) * width].reshape(
+            len(fixed), width)
 
 
 def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16, column="report"):
