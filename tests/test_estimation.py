@@ -36,8 +36,8 @@ def test_bounds_cover_for_every_method(method, eps):
     assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
 
 
-@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.2454), (4.0, 256, 0.0649),
-                                               (8.0, 1024, 0.0227)])
+@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.2753), (4.0, 256, 0.0484),
+                                               (8.0, 1024, 0.0113)])
 def test_value_accuracy(eps, L, measured):
     """AARE of ``value`` over 50 seeded runs with new random values each run (hash collisions
     vary), synthetic-2 shape: within 5 standard errors of the mean (sd of the relative errors
@@ -63,6 +63,24 @@ def test_standard_error_matches_spread():
              for _ in range(200)]
     ratio = np.median([e.std_error for e in draws]) / np.std([e.value for e in draws])
     assert 0.8 <= ratio <= 1.25
+
+
+def test_value_pinned_at_the_lower_bound_has_the_bound_spread():
+    """Where rare values hide (uniform, n = 10^6, D = 12,500, ε = 0.5), ``value`` is the lower
+    bound in most runs; its standard error is then the bound's (``details["lower_stderr"]``),
+    not the near-zero one of the noise of the visible count, and is within a factor 2 of the
+    measured spread of ``value`` over 100 runs (measured: 82% pinned, ratio 1.39)."""
+    n, D = 10 ** 6, 12_500
+    mech = BFRRCE(epsilon=0.5, L=1024)
+    rng = np.random.default_rng(7)
+    counts = np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
+    draws = [mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng, counts=counts))
+             for _ in range(100)]
+    pinned = [e for e in draws if e.value == e.interval[0]]
+    assert len(pinned) >= 50
+    assert all(e.std_error == e.details["lower_stderr"] > 0 for e in pinned)
+    ratio = np.median([e.std_error for e in draws]) / np.std([e.value for e in draws])
+    assert 0.5 <= ratio <= 2
 
 
 def test_combination_is_continuous_and_moves_between_its_parts():

@@ -1,7 +1,8 @@
 """Estimation: the number of distinct values from debiased column sums (docs/estimation.md).
 
 * :mod:`.occupancy` — occupied columns against the exact null law, and the collision law;
-* :mod:`.moments` — the second moment of the column masses, the inverse Simpson index;
+* :mod:`.moments` — the second moment of the column masses (for the lower bound);
+* :mod:`.likelihood` — the estimate of D under about equal frequencies, from every column sum;
 * :mod:`.bounds` — lower and upper confidence bounds valid for any frequency distribution;
 * :mod:`.estimators` — the ``fill``, ``corrected`` and ``paper`` point estimates, one signature,
   and :func:`estimate_cardinality`, which assembles bounds, estimate and detection curve;

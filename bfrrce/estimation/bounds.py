@@ -34,14 +34,17 @@ from . import moments, occupancy
 TAU_TAILS = (0.2, 0.02, 0.002)         # null tail probabilities of the mass-balance thresholds
 
 
-def lower_bound(pvalues: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,
-                q: float, L: int, l: int, mass: float | None, alpha: float) -> tuple[float, dict]:
+def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *,
+                n: int, p: float, q: float, L: int, l: int, mass: float | None,
+                alpha: float) -> tuple[float, dict]:
     """One-sided lower confidence bound on D at level 1 − α, and its ingredients.
 
     Parameters
     ----------
     pvalues : numpy.ndarray
         :func:`.occupancy.null_pvalues` of the columns.
+    counts : numpy.ndarray
+        Column sums c_j (L,).
     t_hat, var_hat : numpy.ndarray
         Debiased column sums and their plug-in variances.
     n : int
@@ -58,16 +61,28 @@ def lower_bound(pvalues: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, 
     Returns
     -------
     (float, dict)
-        The bound and {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment"}.
+        The bound and {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment",
+        "lower_stderr"}: the last is the standard error of the ingredient that gives the bound
+        (the spread of a value pinned at it), by the delta method: for the occupancy,
+        dD/dK·se(R(u)) at the threshold u of the bound (:func:`.occupancy.occupied_columns`
+        at the same level); for the second moment, N²·se(Ŝ₂)/S₂⁺²; 0 for the floor 1.
     """
     k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 4)
     by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 4)
     s2, se = moments.second_moment(t_hat, var_hat, n, p, q)
-    s2_hi = s2 + stats.norm.isf(alpha / 2) * se
+    s2_hi = s2 - float(special.ndtri(alpha / 2)) * se
     by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
-    bound = max(1.0 if n >= 1 and mass else 0.0, by_occupancy, by_moment)
+    floor = 1.0 if n >= 1 and mass else 0.0
+    bound = max(floor, by_occupancy, by_moment)
+    if bound == floor:
+        bound_se = 0.0
+    elif bound == by_moment:
+        bound_se = mass ** 2 * se / s2_hi ** 2
+    else:
+        k_se = occupancy.occupied_columns(pvalues, counts, n, q, p, alpha / 4)[1]
+        bound_se = k_se * occupancy.values_slope(L - k_lo, L, l)
     return bound, {"occupied_columns_lower": k_lo, "lower_by_occupancy": by_occupancy,
-                   "lower_by_second_moment": by_moment}
+                   "lower_by_second_moment": by_moment, "lower_stderr": bound_se}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -127,7 +142,7 @@ def light_values_upper(outside: int, users_out: float, L: int, alpha: float) -> 
         m = np.arange(start, int(lam + 12 * math.sqrt(lam) + 12))
         return start * (k - delta) + float(np.sum(np.maximum(k - L * special.pdtr(m, lam) - delta, 0.0))) - users_out
 
-    hi = 1.0
+    hi = 2 * users_out / (k - delta) + 2       # near the root: S_k grows about like (k − δ)λ
     while least(hi) <= 0:
         hi *= 2
         if hi > 1e12:
@@ -169,7 +184,7 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
     counts = np.asarray(counts)
     t_plus = np.clip(t_hat, 0, n)
     a = alpha / len(TAU_TAILS)
-    z = stats.norm.isf(a / 3)
+    z = -float(special.ndtri(a / 3))
     best, chosen = math.inf, {}
     for tail in TAU_TAILS:
         tau = _null_quantile(tail, n, q)

@@ -8,6 +8,7 @@ probability α = 5%) with probability 50% (and 90%). See docs/estimation.md.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from statistics import NormalDist
@@ -123,13 +124,19 @@ def detection_limit(n: int, p: float, q: float, l: int, levels: Sequence[float] 
     dict
         {level: users}.
     """
-    out = {}
+    return dict(zip(levels, _users_needed(n, p, q, l, tuple(levels), alpha)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _users_needed(n, p, q, l, levels, alpha):
+    """The roots of :func:`detection_limit` (cached: every estimate of a run asks again)."""
+    out = []
     for level in levels:
         gap = lambda f: detection_probability(f, n, p, q, l, alpha) - level  # noqa: E731
         if gap(float(n)) < 0:
-            out[level] = math.inf
+            out.append(math.inf)
         elif gap(0.0) >= 0:
-            out[level] = 0.0
+            out.append(0.0)
         else:
-            out[level] = brentq(gap, 0.0, float(n), xtol=1e-9 * max(n, 1))
-    return out
+            out.append(brentq(gap, 0.0, float(n), xtol=1e-9 * max(n, 1)))
+    return tuple(out)

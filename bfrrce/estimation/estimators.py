@@ -9,14 +9,15 @@ Every estimate has two parts:
 ``fill`` (domain-free)
     The occupied columns counted against the exact null law (:func:`.occupancy.occupied_columns`)
     and inverted by the collision law: the *visible* count, the values the noise lets through.
-    Values below the detection limit are seen only through the second moment, whose inverse
-    Simpson index N²/Σf² (:mod:`.moments`) counts them when they have equal frequencies. The
-    estimate moves smoothly from the visible count to the inverse Simpson index as the latter
-    exceeds the former beyond their noise (:func:`combine`); no pilot switches between them.
+    Values below the detection limit are seen only in aggregate, by the likelihood of all column
+    sums under about equal frequencies (:mod:`.likelihood`), which counts them when they have
+    about equal frequencies. The estimate moves smoothly from the visible count to that estimate
+    as the latter exceeds the former beyond their noise (:func:`combine`); no pilot switches
+    between them.
 ``corrected`` (candidates known)
     The visible count on the columns the candidates touch, inverted with their exact column
     multiplicities m_j (Σ_j (1 − x)^{m_j} = empty columns, x the fraction of candidates present),
-    combined with the inverse Simpson index as for ``fill``.
+    combined with the equal-frequency estimate as for ``fill``.
 ``paper``
     The paper's baseline: B″_j = [t̂_j > threshold], count the candidates whose l bits are set.
     Reported as the paper defines it (not moved into the bounds); its standard error is that of
@@ -37,7 +38,7 @@ from scipy import optimize, special, stats
 
 from protocols.errors import LDPValueError
 
-from . import bounds, moments, occupancy
+from . import bounds, likelihood, occupancy
 from .detection import detection_limit, detection_probability
 from .result import CardinalityEstimate, Count
 
@@ -51,35 +52,34 @@ ASSUMPTION = ("all values have about equal frequencies or are above the detectio
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
 
 
-def combine(visible: float, visible_se: float, simpson: float,
-            simpson_se: float) -> tuple[float, float, float]:
-    """Smooth combination of the visible count V and the inverse Simpson index S.
+def combine(visible: float, visible_se: float, equal: float,
+            equal_se: float) -> tuple[float, float, float]:
+    """Smooth combination of the visible count V and the equal-frequency estimate S.
 
     With Δ = S − V, σ = √(se_V² + se_S²), d = Δ/σ and w₀ = se_V²/σ² (the precision weight of S),
     the estimate is V + Δ·ω(d): ω(d) = Φ(d + Φ⁻¹(w₀)) for d >= 0 (S above V: hidden values,
     moving to S), ω(d) = w₀ e^{−d²/2} for d < 0 (S below V: skewed frequencies, where S
     undercounts, staying at V). ω is continuous and equals w₀ where both agree, so the estimate
-    is the precision-weighted mean there. The standard errors are those of the reports' noise.
-    Returns (value, se, g') with se by the delta method, g' = d(Δω)/dΔ = ω + d·ω'(d) and
+    is the precision-weighted mean there. Returns (value, se, g') with se by the delta method, g' = d(Δω)/dΔ = ω + d·ω'(d) and
     Var = (1 − g')² se_V² + g'² se_S² (V and S independent given the data).
 
     Parameters
     ----------
     visible, visible_se : float
         V and the standard error of its noise.
-    simpson, simpson_se : float
-        S and the standard error of its noise.
+    equal, equal_se : float
+        S and its standard error.
 
     Returns
     -------
     (float, float, float)
         The estimate, its standard error and g'.
     """
-    var = visible_se ** 2 + simpson_se ** 2
+    var = visible_se ** 2 + equal_se ** 2
     if var <= 0:
         return visible, 0.0, 0.0
     w0 = min(max(visible_se ** 2 / var, 1e-9), 1 - 1e-9)
-    d = (simpson - visible) / math.sqrt(var)
+    d = (equal - visible) / math.sqrt(var)
     if d >= 0:                              # scalar Φ, Φ⁻¹ from scipy.special: stats.norm is slow
         shift = d + float(special.ndtri(w0))
         omega = float(special.ndtr(shift))
@@ -87,21 +87,30 @@ def combine(visible: float, visible_se: float, simpson: float,
     else:
         omega = w0 * math.exp(-d * d / 2)
         slope = omega * (1 - d * d)
-    se = math.sqrt((1 - slope) ** 2 * visible_se ** 2 + slope ** 2 * simpson_se ** 2)
-    return visible + (simpson - visible) * omega, se, slope
+    se = math.sqrt((1 - slope) ** 2 * visible_se ** 2 + slope ** 2 * equal_se ** 2)
+    return visible + (equal - visible) * omega, se, slope
 
 
-def _combined(debiased, visible, visible_se, visible_hash_se, p, q, mass, L, l, details):
-    """:func:`combine` on the reports' noise; the collision luck of the hash draw moves V and S
-    the same way (more collisions: fewer occupied columns, a larger Σ_j t_j²), so its standard
-    errors add linearly, weighted like V and S."""
-    simpson, simpson_se, simpson_hash_se = moments.inverse_simpson(
-        debiased.t_hat, debiased.variance, debiased.n, p, q, mass, L, l)
-    value, se, slope = combine(visible, visible_se, simpson, simpson_se)
-    hash_se = (1 - slope) * visible_hash_se + slope * simpson_hash_se
-    details.update(inverse_simpson=simpson, inverse_simpson_stderr=math.hypot(simpson_se, simpson_hash_se),
-                   weight=slope)
-    return (value, math.hypot(se, hash_se), visible, math.hypot(visible_se, visible_hash_se), details)
+def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass, L, l, details):
+    """:func:`combine` of the visible count V and the equal-frequency estimate S
+    (:func:`.likelihood.equal_frequency_estimate`, whose spread already holds the luck of the
+    hash draw; V's standard error adds it, which matters most when the filter fills up and V is
+    only a floor). The standard error of the estimate is by the delta method on the data, with
+    numerical derivatives in V and S that include how the weight moves with them and how se_S
+    moves with S (in proportion): the derivative of ω at one point alone overstated the spread
+    up to fivefold where ω is steep."""
+    equal, equal_se = likelihood.equal_frequency_estimate(counts, n=debiased.n, p=p, q=q, L=L, l=l,
+                                                          mass=mass)
+    sv = math.hypot(visible_se, visible_hash_se)
+    value, se, slope = combine(visible, sv, equal, equal_se)
+    if equal > 0 and sv > 0 and equal_se > 0:
+        def estimate(v, s):
+            return combine(v, sv, s, equal_se * s / equal)[0]
+        dv = (estimate(visible + sv / 10, equal) - estimate(visible - sv / 10, equal)) * 5
+        ds = (estimate(visible, equal + equal_se / 10) - estimate(visible, equal - equal_se / 10)) * 5
+        se = math.hypot(dv, ds)
+    details.update(equal_frequency=equal, equal_frequency_stderr=equal_se, weight=slope)
+    return value, se, visible, sv, details
 
 
 def estimate_fill(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
@@ -138,15 +147,21 @@ def estimate_fill(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray
     References
     ----------
     K.-Y. Whang, B. T. Vander-Zanden, H. M. Taylor, "A linear-time probabilistic counting
-    algorithm for database applications", ACM TODS 15(2), 1990; E. H. Simpson, "Measurement of
-    diversity", Nature 163, 1949.
+    algorithm for database applications", ACM TODS 15(2), 1990.
     """
+    visible, noise_se, hash_se, details = _visible_count(debiased, counts, pvalues, p, q, L, l)
+    return _combined(debiased, counts, visible, noise_se, hash_se, p, q, mass, L, l, details)
+
+
+def _visible_count(debiased, counts, pvalues, p, q, L, l):
+    """The visible count V over all columns, the standard errors of its noise and of the hash
+    draw, and details."""
     k, k_se = occupancy.occupied_columns(pvalues, counts, debiased.n, q, p)
     visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l)
     slope = occupancy.values_slope(L - k, L, l)
     hash_se = math.sqrt(occupancy.occupancy_variance(visible, L, l)) * slope
-    details = {"occupied_columns": k, "saturated": (L - k) / L < SATURATED_BELOW}
-    return _combined(debiased, visible, k_se * slope, hash_se, p, q, mass, L, l, details)
+    return visible, k_se * slope, hash_se, {"occupied_columns": k,
+                                            "saturated": (L - k) / L < SATURATED_BELOW}
 
 
 def _present_fraction(empty, m):
@@ -199,7 +214,8 @@ def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, pvalues: np.nd
     slope = 1 / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
     details = {"occupied_columns": k, "columns": int(m.size),
                "saturated": (m.size - k) / m.size < SATURATED_BELOW}
-    return _combined(debiased, n_candidates * x, n_candidates * k_se * slope, 0.0, p, q, mass, L, l, details)
+    return _combined(debiased, counts, n_candidates * x, n_candidates * k_se * slope, 0.0, p, q, mass, L, l,
+                     details)
 
 
 def estimate_paper(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
@@ -234,10 +250,10 @@ def estimate_paper(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarra
     hit = (debiased.t_hat > threshold)[positions].all(axis=1)
     sd = np.sqrt(np.maximum(debiased.variance, 1e-300))
     pi = stats.norm.cdf((debiased.t_hat - threshold) / sd)[positions].prod(axis=1)
-    _, _, visible, visible_se, details = estimate_fill(debiased, counts=counts, pvalues=pvalues, p=p,
-                                                       q=q, L=L, l=l, mass=mass)
+    visible, noise_se, hash_se, details = _visible_count(debiased, counts, pvalues, p, q, L, l)
     details["threshold"] = threshold
-    return float(hit.sum()), float(np.sqrt(np.sum(pi * (1 - pi)))), visible, visible_se, details
+    return (float(hit.sum()), float(np.sqrt(np.sum(pi * (1 - pi)))), visible,
+            math.hypot(noise_se, hash_se), details)
 
 
 ESTIMATORS = {"fill": estimate_fill, "corrected": estimate_corrected, "paper": estimate_paper}
@@ -298,19 +314,21 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
         total, total_se = float(np.sum(t_hat)), math.sqrt(float(np.sum(var_hat)))
         mass = max(total / l, 1.0)
         mass_lower = None
-        cap = total + stats.norm.isf(alpha / 2) * total_se
+        cap = total - float(special.ndtri(alpha / 2)) * total_se
         alpha /= 2
     pvalues = occupancy.null_pvalues(counts, n, q)               # once, for bounds and estimate
-    lower, low = bounds.lower_bound(pvalues, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, mass=mass_lower,
-                                    alpha=alpha)
+    lower, low = bounds.lower_bound(pvalues, counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l,
+                                    mass=mass_lower, alpha=alpha)
     upper, up = bounds.upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, cap=cap,
                                    alpha=alpha)
     value, se, visible, visible_se, details = ESTIMATORS[method](
         debiased, counts=counts, pvalues=pvalues, p=p, q=q, L=L, l=l, mass=mass, positions=positions,
         multiplicity=multiplicity, threshold=threshold)
-    if method != "paper":
-        value = min(max(value, lower), upper)
-    z = stats.norm.isf((1 - confidence) / 2)
+    if method != "paper" and value <= lower:       # pinned at the bound: it has the bound's spread
+        value, se = lower, low["lower_stderr"]
+    elif method != "paper":
+        value = min(value, upper)
+    z = -float(special.ndtri((1 - confidence) / 2))
     shown = Count(visible, visible_se, (max(visible - z * visible_se, 0.0), visible + z * visible_se))
     limit = detection_limit(n, p, q, l)
     f50, f90 = limit[0.5], limit[0.9]

@@ -139,7 +139,7 @@ def occupied_columns(pvalues: np.ndarray, counts: ArrayLike, n: int, q: float, p
     k = min(max((r - L * u) / (1 - u), 0.0), float(L))
     cut = stats.binom.isf(u, n, q) + 1
     s = np.sqrt(debias_counts(counts, n, p, q)[1]) * (p - q)
-    prob = stats.norm.cdf((counts - cut + 0.5) / s)
+    prob = special.ndtr((counts - cut + 0.5) / s)
     var_r = (L - k) * u * (1 - u) + float(np.sum(prob * (1 - prob)))
     return k, math.sqrt(var_r) / (1 - u)
 

@@ -1,0 +1,194 @@
+"""The number of values when they have about equal frequencies: a likelihood estimate.
+
+Model: D values held by N/D users each on average (N the total count, n with one value per
+user), each hashed to l columns at random. Poissonized, the number of values in a column is
+k ~ Poisson(λ), λ = lD/L, independently across columns; a column holding k values has
+t users with mean kN/D and variance φ·kN/D (φ = :data:`DISPERSION`: 0 for exactly equal
+frequencies, 1 for values that users pick at random; the midway 0.5 keeps the model from
+mistaking ordinary spread of the frequencies for collisions when the noise is small), and
+its sum is c = Binomial(t, p) + Binomial(n − t, q). The log-likelihood of the column sums is
+Σ_j log Σ_k Pois(k; λ)·Pr[c_j | k]. Empty columns (k = 0) use the exact Binomial(n, q) law;
+k >= 1 an Edgeworth-corrected normal with the first three cumulants of c, since the right
+tail of the empty columns, which a plain normal law misses when nq is small, is where they
+meet the rarest values. The model uses every column's sum, not only whether it passes a
+threshold, and knows that a column holding two values holds twice the users: it counts
+collisions instead of correcting for them on average.
+
+The estimate is the posterior median of D under a flat prior on log D over [0, log N],
+computed on grids of log D that zoom in on the peak, and its spread the half distance between
+the posterior's 15.9% and 84.1% quantiles: where the data locate D, the maximum likelihood
+estimate and its standard error (Bernstein–von Mises); where the likelihood is nearly flat,
+as at low ε or with a full filter, a value inside the range instead of one of its ends, and a
+spread that says the data do not know. The Poisson law of k makes the spread include the luck
+of the hash draw. See docs/estimation.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special, stats
+
+BIN_SIGMAS = 8          # counts are grouped in bins of σ₀/8, σ₀ the sd of an empty column's sum
+TAIL_SIGMAS = 6         # components k <= λ + 6√λ + 3 (the rest weigh < e^{-18} at λ <= 8)
+MIN_CORRECTION = 1e-3   # floor of the Edgeworth factor (it turns negative far in the tails)
+COLLAPSE_ABOVE = 8.0    # values per column beyond which the Poisson mixture is one component
+GRID_POINTS = 16        # log D points per grid
+ZOOMS = 4               # grids at most
+DISPERSION = 0.5        # variance of a value's users over their mean: 0 equal, 1 Poisson
+POSTERIOR_QUANTILES = (0.158655, 0.5, 0.841345)   # median ± one normal standard deviation
+KEEP_WITHIN = 15.0      # −log-likelihood above its minimum by more than this has weight < 1e-6
+
+
+def column_log_law(c: np.ndarray, t: np.ndarray, n: int, p: float, q: float,
+                   dispersion: float = DISPERSION) -> np.ndarray:
+    """log Pr[c | t] for c = Binomial(t, p) + Binomial(n − t, q), t having mean t and variance
+    φt, every c against every t > 0.
+
+    The normal density with the Edgeworth term of the third cumulant,
+    φ(z)(1 + κ₃/(6σ³)(z³ − 3z))/σ, floored at a thousandth of φ(z)/σ;
+    κ₁ = tp + (n − t)q, κ₂ = tp(1 − p) + (n − t)q(1 − q) + φ(p − q)²t,
+    κ₃ = tp(1 − p)(1 − 2p) + (n − t)q(1 − q)(1 − 2q) + φ(p − q)³t. (For t = 0 the law is
+    Binomial(n, q), which the likelihood uses exactly.)
+
+    Parameters
+    ----------
+    c : numpy.ndarray
+        Column sums (U,).
+    t : numpy.ndarray
+        Users in the column (K,), in (0, n].
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    dispersion : float
+        φ, the variance of a value's users over their mean.
+
+    Returns
+    -------
+    numpy.ndarray
+        (U, K) log-probabilities.
+
+    References
+    ----------
+    W. Feller, *An Introduction to Probability Theory and Its Applications* II, ch. XVI
+    (Edgeworth expansion).
+    """
+    c = np.asarray(c, dtype=float)[:, None]
+    t = np.asarray(t, dtype=float)
+    mean = t * p + (n - t) * q
+    var = t * p * (1 - p) + (n - t) * q * (1 - q) + dispersion * (p - q) ** 2 * t
+    skew = (t * p * (1 - p) * (1 - 2 * p) + (n - t) * q * (1 - q) * (1 - 2 * q)
+            + dispersion * (p - q) ** 3 * t) / var ** 1.5
+    z = (c - mean) / np.sqrt(var)
+    correction = np.maximum(1 + skew / 6 * (z ** 3 - 3 * z), MIN_CORRECTION)
+    return np.log(correction) - 0.5 * z * z - 0.5 * np.log(2 * math.pi * var)
+
+
+class _Likelihood:
+    """−log-likelihood of the model at many values of log D at once, for one set of column sums:
+    the counts grouped in bins of σ₀/8 (when σ₀ >= 16), the exact law of the empty columns
+    computed once. Where λ > :data:`COLLAPSE_ABOVE`, the column mass (k values of f = N/D users
+    each, k ~ Poisson(λ)) is taken as one component with its first three cumulants, λf,
+    λ(f² + φf) and λ(f³ + 3φf² + φf), instead of a mixture over k."""
+
+    def __init__(self, counts, n, p, q, L, l, mass):
+        width = max(int(math.sqrt(n * q * (1 - q)) / BIN_SIGMAS), 1)
+        bins, self.weights = np.unique(np.asarray(counts) // width, return_counts=True)
+        self.values = bins * width + (width - 1) / 2
+        self.empty = stats.binom.logpmf(np.round(self.values), n, q)
+        self.n, self.p, self.q, self.L, self.l, self.mass = n, p, q, L, l, mass
+
+    def __call__(self, log_d: np.ndarray) -> np.ndarray:
+        D = np.exp(np.asarray(log_d, dtype=float))
+        lam, f = self.l * D / self.L, self.mass / D
+        out = np.empty(D.size)
+        mixed = lam <= COLLAPSE_ABOVE
+        if mixed.any():
+            out[mixed] = self._mixture(lam[mixed], f[mixed])
+        if (~mixed).any():
+            out[~mixed] = self._collapsed(lam[~mixed], f[~mixed])
+        return out
+
+    def _mixture(self, lam, f):
+        """Σ_k over k = 0 … λ + 6√λ + 3, as (k, grid point) pairs laid end to end."""
+        reach = (lam + TAIL_SIGMAS * np.sqrt(lam) + 3).astype(int)          # largest k of each point
+        sizes = reach + 1                                                    # k = 0 … reach
+        point = np.repeat(np.arange(lam.size), sizes)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        k = np.arange(point.size) - starts[point]
+        log_prior = k * np.log(lam[point]) - lam[point] - special.gammaln(k + 1)
+        law = np.empty((self.values.size, point.size))
+        empty = k == 0
+        law[:, empty] = self.empty[:, None]
+        law[:, ~empty] = column_log_law(self.values, np.minimum(k[~empty] * f[point[~empty]], self.n),
+                                        self.n, self.p, self.q)
+        law += log_prior
+        top = np.maximum.reduceat(law, starts, axis=1)
+        total = top + np.log(np.add.reduceat(np.exp(law - top[:, point]), starts, axis=1))
+        return -(self.weights @ total)
+
+    def _collapsed(self, lam, f):
+        n, p, q = self.n, self.p, self.q
+        mass = f * lam
+        mean = n * q + (p - q) * mass
+        phi = DISPERSION
+        var = mass * p * (1 - p) + (n - mass) * q * (1 - q) + (p - q) ** 2 * lam * (f * f + phi * f)
+        k3 = (mass * p * (1 - p) * (1 - 2 * p) + (n - mass) * q * (1 - q) * (1 - 2 * q)
+              + (p - q) ** 3 * lam * (f ** 3 + 3 * phi * f * f + phi * f))
+        z = (self.values[:, None] - mean) / np.sqrt(var)
+        correction = np.maximum(1 + k3 / var ** 1.5 / 6 * (z ** 3 - 3 * z), MIN_CORRECTION)
+        return -(self.weights @ (np.log(correction) - 0.5 * z * z - 0.5 * np.log(2 * math.pi * var)))
+
+
+def _zoom(nll, lo, hi):
+    """Grids of :data:`GRID_POINTS` on [lo, hi], each next one on the part of the last where
+    −log-likelihood is within :data:`KEEP_WITHIN` of its minimum (one step wider each side),
+    until the grid resolves the peak (spacing <= a tenth of the kept span)."""
+    for _ in range(ZOOMS):
+        grid = np.linspace(lo, hi, GRID_POINTS)
+        values = nll(grid)
+        keep = np.nonzero(values - values.min() <= KEEP_WITHIN)[0]
+        step = grid[1] - grid[0]
+        new_lo, new_hi = grid[max(keep[0] - 1, 0)], grid[min(keep[-1] + 1, grid.size - 1)]
+        if keep[-1] - keep[0] >= GRID_POINTS // 2 or new_hi - new_lo <= 0:
+            break
+        lo, hi = new_lo, new_hi
+    return grid, values, step
+
+
+def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, L: int, l: int,
+                             mass: float) -> tuple[float, float]:
+    """Posterior median of D under about equal frequencies and its spread (module docstring).
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Column sums c_j (L,).
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L, l : int
+        Filter size and hashes per value.
+    mass : float
+        N, the total count of the values (n with one value per user); D ranges over [1, N].
+
+    Returns
+    -------
+    (float, float)
+        The posterior median of D and half the distance between its 15.9% and 84.1%
+        quantiles (the standard deviation when the posterior is normal; the posterior of D has
+        a long right tail where the data say little, which would swamp its moments).
+    """
+    top = math.log(max(mass, 1.0))
+    if top <= 0:
+        return 1.0, 0.0
+    nll = _Likelihood(counts, n, p, q, L, l, mass)
+    grid, values, _ = _zoom(nll, 0.0, top)
+    weight = np.exp(values.min() - values)
+    cdf = np.concatenate([[0.0], np.cumsum(weight[1:] + weight[:-1])])     # trapezoids
+    cdf /= cdf[-1]
+    low, median, high = np.exp(np.interp(POSTERIOR_QUANTILES, cdf, grid))
+    return float(median), float(high - low) / 2
