@@ -18,10 +18,12 @@ Two ways to score them:
     a model of the point estimate from the noise and the detection probability of a column
     (:func:`predicted_aare`): the visible count K̂ = K·(π(u) − u)/(1 − u) maximised over the
     p-value thresholds u of the occupancy estimator (π(u) the power of the test of one occupied
-    column), its binomial variance and the collision variance of the filter; the inverse
-    Simpson index with Var Ŝ₂ ≈ 4V₀S₂ + 2LV₀² plus the collision term; and the estimator's own
-    combination of the two (:func:`bfrrce.estimation.combine`), whose bias and standard error
-    give e² = bias² + se². AARE ≈ √(2/π)·e.
+    column), its binomial variance and the collision variance of the filter; the equal-frequency
+    estimate S scored with the variance of the inverse Simpson index, Var Ŝ₂ ≈ 4V₀S₂ + 2LV₀² plus
+    the collision term (a moment estimator under the same model: the likelihood estimate that
+    ``estimate()`` uses is asymptotically at least as precise, so this errs on the safe side);
+    and the estimator's own combination of the two (:func:`bfrrce.estimation.combine`), whose
+    bias and standard error give e² = bias² + se². AARE ≈ √(2/π)·e.
 ``"simulate"``
     the estimator itself on exactly simulated column sums (:meth:`BFRRCE.simulate`), all
     configurations on the same data and random streams (paired trials), in rounds of
@@ -79,7 +81,7 @@ class Suggestion:
         How sure the choice is when simulated: the probability that the winner's expected score
         is below the runner-up's (normal approximation of the paired difference). NaN when
         analytic: the model has no sampling error, and ``margin`` says how close the runner-up is
-        (the model's ranking agrees with the simulation's, Spearman 0.92–0.96 in
+        (the model's ranking agrees with the simulation's, Spearman 0.84–0.95 in
         docs/evaluation.md).
     margin : float
         Relative margin of the runner-up over the winner, (score₂ − score₁)/score₁.
@@ -150,8 +152,8 @@ def predicted_aare(n: int, D, p: float, q: float, L: int, l: int, columns: float
     -------
     numpy.ndarray
         √(2/π)·e with e² = (bias² + se²)/D² of the estimator's combination
-        (:func:`bfrrce.estimation.combine`) of the expected visible count and the inverse Simpson
-        index, capped at (n − D)/D + 1.
+        (:func:`bfrrce.estimation.combine`) of the expected visible count and the equal-frequency
+        estimate (scored by the inverse Simpson index's variance), capped at (n − D)/D + 1.
     """
     D = np.asarray(D, dtype=float)[:, None]
     cols = float(L if columns is None else columns)
