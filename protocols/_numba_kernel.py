@@ -36,7 +36,8 @@ from numba import njit
 
 _GROUP = 32                 # rows per adder tree (five planes, then a carry of weight 32)
 _LANE_GROUPS = 255          # groups counted in byte lanes between flushes
-_SUPER_BYTES = 256          # narrower rows are read as super-rows of at least this width
+_SUPER_BYTES = 256          # narrower rows are read as super-rows at least this wide (of
+                            # 64 to 2048 bytes, 256 and 512 were fastest in a prototype run)
 _CHUNK_BYTES = 1 << 24      # unaligned input is copied this many bytes at a time
 _ONES = np.uint64(0x0101010101010101)
 
@@ -112,7 +113,8 @@ def count_words(words, out):
             held[level] = carry
         else:
             _add_lanes(carry, lanes, np.uint64(1))
-    _flush(lanes, out, _GROUP)
+    if pairs >= _GROUP // 2:                      # lanes left at zero otherwise
+        _flush(lanes, out, _GROUP)
     last = pairs % (_GROUP // 2)                  # the planes and held carries, at most
     for level in range(5):                        # 31 + 30 in a byte lane
         _add_lanes(planes[level], lanes, np.uint64(1) << np.uint64(level))
@@ -121,12 +123,18 @@ def count_words(words, out):
     _flush(lanes, out, 1)
 
 
+def super_rows(width: int) -> int:
+    """Reports per super-row for rows of ``width`` bytes: the least multiple m of
+    8 / gcd(width, 8) with m · width ≥ :data:`_SUPER_BYTES` (m = 1 from 256 bytes, L = 2048)."""
+    unit = 8 // math.gcd(width, 8)
+    return unit * max(1, -(-_SUPER_BYTES // (width * unit)))
+
+
 def column_counts(packed: np.ndarray) -> tuple[np.ndarray, int]:
     """Column counts of packed little-endian rows, all but the last few.
 
-    Groups of m rows are read as one super-row of whole 64-bit words, m the least multiple of
-    8 / gcd(width, 8) that makes it at least :data:`_SUPER_BYTES` wide (m = 1 from rows of
-    256 bytes, L = 2048); input that is not 8-byte aligned is copied 16 MiB at a time.
+    Groups of m = :func:`super_rows` (width) rows are read as one super-row of whole 64-bit
+    words; input that is not 8-byte aligned is copied 16 MiB at a time.
 
     Parameters
     ----------
@@ -141,8 +149,7 @@ def column_counts(packed: np.ndarray) -> tuple[np.ndarray, int]:
         n rounded down to a multiple of m; the caller counts the n − rows < m rows left.
     """
     n, width = packed.shape
-    unit = 8 // math.gcd(width, 8)
-    m = unit * max(1, -(-_SUPER_BYTES // (width * unit)))
+    m = super_rows(width)
     rows = n // m * m
     out = np.zeros(8 * width * m, np.int64)
     supers = packed[:rows].reshape(-1, width * m)
