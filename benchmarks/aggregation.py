@@ -74,7 +74,7 @@ def two_threads():
 
 
 BATCH_KIB = (4, 16, 64, 256, 1024, 4096)
-BATCH_L = (256, 1000, 1024, 8192, 32768)
+BATCH_L = (256, 1000, 1024, 8192, 16384, 32768)
 
 
 def batch_ratios(repeats):
