@@ -15,7 +15,7 @@ lanes with their weights. Every pass is a loop over the words of one row, which 
 vectorises, and the rows are read one after another, so memory is read as one sequential
 stream whatever the row width. (The loop before read word j of the 32 rows of a group at
 once: 32 streams one row apart, which the hardware prefetchers did not follow once rows were
-1 KiB wide; the README's aggregation table has both.) Rows narrower than
+1 KiB wide; the README's aggregation section gives both rates.) Rows narrower than
 :data:`_SUPER_BYTES`, or whose width is not a multiple of 8 bytes, are read as super-rows of
 several reports, so that the loops are long enough to vectorise.
 Compiled code is cached on disk (``cache=True``, in ``__pycache__`` or ``NUMBA_CACHE_DIR``):
@@ -37,7 +37,7 @@ from numba import njit
 _GROUP = 32                 # rows per adder tree (five planes, then a carry of weight 32)
 _LANE_GROUPS = 255          # groups counted in byte lanes between flushes
 _SUPER_BYTES = 256          # narrower rows are read as super-rows at least this wide (of
-                            # 64 to 2048 bytes, 256 and 512 were fastest in a prototype run)
+                            # 32 to 2048 bytes, 256 and 512 were fastest in a prototype run)
 _CHUNK_BYTES = 1 << 24      # unaligned input is copied this many bytes at a time
 _ONES = np.uint64(0x0101010101010101)
 
