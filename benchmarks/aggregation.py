@@ -8,7 +8,9 @@ For L in {256, 1024, 8192}: GB/s of packed reports counted by the numpy counter
 threads with ``prange``, each as a share of the memory bandwidth (numpy copy of a 512 MiB
 array: bytes read + written), timed interleaved with them: on a shared machine both vary from
 minute to minute. Medians of ``--repeats``.
-Then the fixed cost of the compiled path, each in a fresh process: importing numba alone, and
+Then, per batch of one ``ColumnCounter.add`` call, the numpy counter's time over the kernel's
+at batch sizes 4 KiB to 4 MiB and L from 256 to 32768 (what ``protocols.accel.MIN_BATCH_BYTES``
+is set from). Then the fixed cost of the compiled path, each in a fresh process: importing numba alone, and
 importing it, loading the kernel and counting 1,000 reports with an empty on-disk cache
 (compilation) and with a warm one, and the bytes numpy counts in that time (what
 ``protocols.accel.LOAD_AFTER_BYTES`` is set from). Last, whether a small count in the default
@@ -52,7 +54,7 @@ def two_threads():
     """
     import numba
     numba.config.THREADING_LAYER = "workqueue"
-    from protocols._numba_kernel import count_words
+    from protocols._numba_kernel import count_words, super_rows
 
     @numba.njit(parallel=True)
     def parallel(words, parts):
@@ -62,8 +64,40 @@ def two_threads():
             count_words(words[p * step:(p + 1) * step], outs[p])
         return outs.sum(axis=0)
 
+    def count(packed):                       # n a multiple of the super-row (as in main)
+        n, width = packed.shape
+        m = super_rows(width)
+        return parallel(packed.reshape(n // m, m * width).view(np.uint64), 2).reshape(m, -1).sum(axis=0)
+
     numba.set_num_threads(2)
-    return lambda packed: parallel(packed.view(np.uint64), 2)
+    return count
+
+
+BATCH_KIB = (4, 16, 64, 256, 1024, 4096)
+BATCH_L = (256, 1000, 1024, 8192, 16384, 32768)
+
+
+def batch_ratios(repeats):
+    """{L: [numpy time / kernel time of ColumnCounter.add per batch size in BATCH_KIB]}; each
+    time is that of 4 MiB of such batches, median of ``repeats`` interleaved runs."""
+    rng = np.random.default_rng(1)
+    ratios = {}
+    minimum, accel.MIN_BATCH_BYTES = accel.MIN_BATCH_BYTES, 0
+    for L in BATCH_L:
+        ratios[L] = []
+        for kib in BATCH_KIB:
+            packed = rng.integers(0, 256, (max(1, (kib << 10) // bits.nbytes(L)), bits.nbytes(L)), np.uint8)
+            calls = max(1, (4 << 20) // packed.nbytes)
+            times = {"numpy": [], "numba": []}
+            for _ in range(repeats + 1):                    # the first round warms up, untimed
+                for mode, t in times.items():
+                    os.environ[accel.ENV] = mode
+                    counter = bits.ColumnCounter(L)
+                    t.append(timed(lambda: [counter.add(packed) for _ in range(calls)])[1])
+            ratios[L].append(statistics.median(times["numpy"][1:]) / statistics.median(times["numba"][1:]))
+    accel.MIN_BATCH_BYTES = minimum
+    del os.environ[accel.ENV]
+    return ratios
 
 
 def fresh(code, env=None):
@@ -106,6 +140,11 @@ def main(argv=None):
         print(f"{L:5d} {bw / 1e9:9.2f} " + " ".join(f"{r / 1e9:10.2f} {r / bw:6.1%}" for r in rate.values())
               + f" {rate['numba'] / rate['numpy']:11.2f}")
     del os.environ[accel.ENV]
+    print(f"one ColumnCounter.add per batch: numpy time / kernel time (> 1: the kernel is faster), "
+          f"medians of {args.repeats}; protocols.accel.MIN_BATCH_BYTES: {accel.MIN_BATCH_BYTES >> 10} KiB")
+    print(f"{'L':>5} " + " ".join(f"{f'{kib} KiB':>8}" for kib in BATCH_KIB))
+    for L, row in batch_ratios(args.repeats).items():
+        print(f"{L:5d} " + " ".join(f"{r:8.2f}" for r in row))
     with tempfile.TemporaryDirectory() as cache:
         env = {"NUMBA_CACHE_DIR": cache}
         cold, warm = fresh(FIRST_CALL, env), fresh(FIRST_CALL, env)

@@ -3,13 +3,21 @@
 Column counts of packed reports (:class:`protocols.bits.ColumnCounter`) have two
 implementations that give identical results: the bit-sliced numpy counter, always available
 and the reference, and a compiled loop (:mod:`protocols._numba_kernel`, installed with
-``pip install "bfrrce[fast]"``), faster from batches of 64 KiB on. Loading the compiled one
-has a fixed cost per process, importing numba and reading the compiled code from its disk
-cache (compiling takes longer, once per installation); ``python benchmarks/aggregation.py``
-measures both and prints how many bytes numpy counts in the time loading takes. So by default
-numpy counts until the process has counted :data:`LOAD_AFTER_BYTES` with it; then the kernel
-is loaded, and counts every batch of at least :data:`MIN_BATCH_BYTES`. Small runs never
-import numba.
+``pip install "bfrrce[fast]"``). Loading the compiled one has a fixed cost per process,
+importing numba and reading the compiled code from its disk cache (compiling takes longer,
+once per installation), and each call has a fixed cost that grows with the row width (a few
+passes over the 8·L int64 counters). ``python -m benchmarks.aggregation`` measures the rates
+on large batches, the time of one ``ColumnCounter.add`` with each counter per batch size
+(4 KiB to 4 MiB) and L (256 to 32768), and how many bytes numpy counts in the time loading
+takes. So by default numpy counts until the process has counted :data:`LOAD_AFTER_BYTES` with
+it; then the kernel is loaded, and counts every batch of at least :data:`MIN_BATCH_BYTES`.
+Small runs never import numba.
+
+From :data:`MIN_BATCH_BYTES` on, the kernel was the faster one at every batch size measured
+for L = 256, 1000, 1024, 8192 and 16384. The choice sees only a batch's size in bytes, not its
+width: with rows of 4 KiB (L = 32768) the kernel was slower on batches of 256 KiB (64 rows;
+numpy slices bits from two 64 KiB slabs on) and faster again from 1 MiB; README, "Speed and
+scale", has the table.
 
 The environment variable ``BFRRCE_ACCEL`` overrides the choice (read at every call):
 ``auto`` (the default, as above), ``numpy`` (never load numba) or ``numba`` (the kernel for
@@ -30,7 +38,7 @@ from .errors import LDPValueError
 ENV = "BFRRCE_ACCEL"
 MODES = ("auto", "numpy", "numba")
 LOAD_AFTER_BYTES = 2 << 30       # loading took as long as numpy counting 2.0-2.7 GiB (L = 1024)
-MIN_BATCH_BYTES = 1 << 16        # from 64 KiB the compiled call was faster at L = 256 to 8192
+MIN_BATCH_BYTES = 1 << 16        # from 64 KiB the kernel was faster at L = 256 to 16384 (per batch)
 _KERNEL = "protocols._numba_kernel"
 _counted = 0                     # bytes counted by numpy in this process (auto mode)
 

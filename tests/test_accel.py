@@ -61,11 +61,43 @@ def test_uneven_batches_mixing_both_paths(monkeypatch, d):
 
 
 @pytest.mark.parametrize("d", [64, 1024])
-def test_all_ones_carry_through_the_lane_flushes(path, d):
-    """Every column at its maximum: byte lanes reach 255 before each flush (32 rows a group)."""
+def test_all_ones_through_column_sums(path, d):
     for n in (32 * 255, 32 * 255 * 2 + 31, 32 * 255 * 2 + 32):
         ones = np.full((n, d // 8), 0xFF, np.uint8)
         assert (bits.column_sums(ones, d) == n).all()
+
+
+def test_kernel_all_ones_carry_through_the_lane_flushes():
+    """Every column at its maximum: byte lanes reach 255 before each flush (32 rows a group),
+    and after the last group the planes and held carries (up to 31 + 30) go through them."""
+    kernel = pytest.importorskip("protocols._numba_kernel")
+    for n in [*range(70), 32 * 255, 32 * 255 + 1, 32 * 255 * 2 + 31, 32 * 255 * 2 + 62]:
+        out = np.zeros(64 * 3, np.int64)
+        kernel.count_words(np.full((n, 3), np.uint64(2 ** 64 - 1)), out)
+        assert (out == n).all(), n
+
+
+@pytest.mark.parametrize("w", [1, 3, 8, 17, 131])
+def test_kernel_every_pair_position_and_odd_tail(w):
+    """count_words directly on n = 0..100 rows (every pair position in a group, odd n, a
+    second group) and on a count added to a running total."""
+    kernel = pytest.importorskip("protocols._numba_kernel")
+    rng = np.random.default_rng(w)
+    for n in range(101):
+        words = rng.integers(0, 2 ** 64, (n, w), dtype=np.uint64)
+        out = np.arange(64 * w, dtype=np.int64)
+        kernel.count_words(words, out)
+        expected = reference(words.view(np.uint8), 64 * w) + np.arange(64 * w)
+        np.testing.assert_array_equal(out, expected, err_msg=f"n={n}")
+
+
+@pytest.mark.parametrize("d", [8192, 8200, 2 ** 15 + 8])
+def test_both_paths_equal_on_wide_rows(path, d):
+    """Rows of 1 KiB and more (no super-rows), widths not a multiple of 8 bytes, few rows."""
+    rng = np.random.default_rng(d)
+    for n in (0, 1, 2, 31, 33, 64, 300):
+        packed = random_reports(rng, n, d)
+        np.testing.assert_array_equal(bits.column_sums(packed, d), reference(packed, d), err_msg=f"n={n}")
 
 
 def test_unaligned_and_strided_input_in_small_chunks(path, monkeypatch):
