@@ -14,9 +14,9 @@ it; then the kernel is loaded, and counts every batch of at least :data:`MIN_BAT
 Small runs never import numba.
 
 From :data:`MIN_BATCH_BYTES` on, the kernel was the faster one at every batch size measured
-for L = 256, 1000, 1024, 8192 and 16384. The choice sees only a batch's size in bytes, not its
-width: with rows of 4 KiB (L = 32768) the kernel was slower on batches of 256 KiB (64 rows;
-numpy slices bits from two 64 KiB slabs on) and faster again from 1 MiB; README, "Speed and
+for L = 256, 1000, 1024, 8192 and 16384. With rows of 4 KiB (L = 32768) the kernel was slower on batches of 256 KiB (64 rows;
+numpy slices bits from two 64 KiB slabs on) and faster again from 1 MiB, so batches of two
+slabs or more with fewer than :data:`MIN_ROWS` rows stay with numpy; README, "Speed and
 scale", has the table.
 
 The environment variable ``BFRRCE_ACCEL`` overrides the choice (read at every call):
@@ -37,8 +37,9 @@ from .errors import LDPValueError
 
 ENV = "BFRRCE_ACCEL"
 MODES = ("auto", "numpy", "numba")
-LOAD_AFTER_BYTES = 2 << 30       # loading took as long as numpy counting 2.0-2.7 GiB (L = 1024)
+LOAD_AFTER_BYTES = 1 << 30       # loading took as long as numpy counting 1.1-1.3 GiB (L = 1024; README)
 MIN_BATCH_BYTES = 1 << 16        # from 64 KiB the kernel was faster at L = 256 to 16384 (per batch)
+MIN_ROWS = 128                   # below, in batches of 128 KiB or more: numpy (module docstring)
 _KERNEL = "protocols._numba_kernel"
 _counted = 0                     # bytes counted by numpy in this process (auto mode)
 
@@ -83,18 +84,26 @@ def load():
     return importlib.import_module(_KERNEL).column_counts
 
 
-def column_kernel(nbytes: int):
-    """The compiled column counter to use for a batch of ``nbytes`` bytes, if any.
+def column_kernel(nbytes: int, rows: int):
+    """The compiled column counter to use for a batch of ``rows`` reports in ``nbytes`` bytes,
+    if any.
 
-    In ``auto`` mode a batch left to numpy adds to the bytes numpy has counted in this process;
-    once they would reach :data:`LOAD_AFTER_BYTES`, the kernel is loaded (if numba is
-    installed and imports), so that loading costs at most about what numpy has already spent
-    (the rule of renting until the rent paid equals the price of buying).
+    In ``auto`` mode the kernel counts batches of at least :data:`MIN_BATCH_BYTES`, except few
+    wide rows (fewer than :data:`MIN_ROWS` in a batch of two numpy slabs or more, where its
+    fixed cost per call over the 8·L counters is not paid back: 64 rows of 4 KiB ran at 0.77× numpy,
+    every other batch of the table in README, "Speed and scale", faster). A batch left to numpy
+    adds to the bytes numpy has counted in this process; once they would reach
+    :data:`LOAD_AFTER_BYTES`, the kernel is loaded (if numba is installed and imports), so that
+    loading costs at most about what numpy has already spent (the rule of renting until the
+    rent paid equals the price of buying). ``numba`` mode takes the kernel for every batch of
+    at least :data:`MIN_BATCH_BYTES`.
 
     Parameters
     ----------
     nbytes : int
         Size of the batch of packed reports.
+    rows : int
+        Reports in the batch.
 
     Returns
     -------
@@ -112,9 +121,12 @@ def column_kernel(nbytes: int):
     chosen = mode()
     if chosen == "numpy" or nbytes < MIN_BATCH_BYTES:
         return None
-    if chosen == "numba" or _KERNEL in sys.modules:
+    if chosen == "numba":
         return load()
-    if _counted + nbytes >= LOAD_AFTER_BYTES and available():
+    numpy_faster = rows < MIN_ROWS and nbytes >= 2 * MIN_BATCH_BYTES
+    if _KERNEL in sys.modules and not numpy_faster:
+        return load()
+    if _counted + nbytes >= LOAD_AFTER_BYTES and not numpy_faster and available():
         try:
             return load()
         except ImportError:                 # a broken install: stay on numpy for good

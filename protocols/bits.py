@@ -110,7 +110,7 @@ class ColumnCounter:
         chooses it (same result; its last few rows are unpacked here).
         """
         packed = np.ascontiguousarray(packed)
-        kernel = accel.column_kernel(packed.nbytes)
+        kernel = accel.column_kernel(packed.nbytes, len(packed))
         if kernel is not None:
             sums, rows = kernel(packed)
             self._unpacked += sums[:self.d]

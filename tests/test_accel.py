@@ -131,12 +131,26 @@ def test_auto_loads_the_kernel_once_numpy_has_counted_enough(monkeypatch):
     monkeypatch.setattr(accel, "load", lambda: loads.append(1) or "kernel")
     monkeypatch.setattr(accel, "_counted", 0)
     monkeypatch.setattr(accel, "LOAD_AFTER_BYTES", 3 * accel.MIN_BATCH_BYTES)
-    assert accel.column_kernel(accel.MIN_BATCH_BYTES - 1) is None       # too small: not counted
-    assert accel.column_kernel(accel.MIN_BATCH_BYTES) is None
-    assert accel.column_kernel(accel.MIN_BATCH_BYTES) is None
+    assert accel.column_kernel(accel.MIN_BATCH_BYTES - 1, accel.MIN_ROWS) is None       # too small: not counted
+    assert accel.column_kernel(accel.MIN_BATCH_BYTES, accel.MIN_ROWS) is None
+    assert accel.column_kernel(accel.MIN_BATCH_BYTES, accel.MIN_ROWS) is None
     assert not loads and accel._counted == 2 * accel.MIN_BATCH_BYTES
-    assert accel.column_kernel(accel.MIN_BATCH_BYTES) == "kernel"
+    assert accel.column_kernel(accel.MIN_BATCH_BYTES, accel.MIN_ROWS) == "kernel"
     assert loads == [1]
+
+
+def test_auto_leaves_few_wide_rows_to_numpy(monkeypatch):
+    """Once loaded, the kernel counts 16 rows of 4 KiB (64 KiB, numpy's slow unpacking path)
+    and 256 of them, but not 64 (256 KiB, where numpy was faster: README table)."""
+    monkeypatch.delenv(accel.ENV, raising=False)
+    monkeypatch.setattr(accel, "_KERNEL", "protocols")                   # "already loaded"
+    monkeypatch.setattr(accel, "load", lambda: "kernel")
+    row = 4096
+    assert accel.column_kernel(16 * row, 16) == "kernel"
+    assert accel.column_kernel(64 * row, 64) is None
+    assert accel.column_kernel(256 * row, 256) == "kernel"
+    monkeypatch.setenv(accel.ENV, "numba")                               # forced: every batch
+    assert accel.column_kernel(64 * row, 64) == "kernel"
 
 
 def test_auto_without_numba_stays_on_numpy(monkeypatch):
@@ -144,10 +158,10 @@ def test_auto_without_numba_stays_on_numpy(monkeypatch):
     monkeypatch.setattr(accel, "_KERNEL", "protocols._no_such_kernel")   # an import that fails
     monkeypatch.setattr(accel, "available", lambda: True)
     monkeypatch.setattr(accel, "LOAD_AFTER_BYTES", 0)
-    assert accel.column_kernel(1 << 20) is None
+    assert accel.column_kernel(1 << 20, 1024) is None
     monkeypatch.setenv(accel.ENV, "numba")
     with pytest.raises(ImportError):
-        accel.column_kernel(1 << 20)
+        accel.column_kernel(1 << 20, 1024)
 
 
 def test_unknown_mode_is_refused(monkeypatch):
