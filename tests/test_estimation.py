@@ -36,8 +36,8 @@ def test_bounds_cover_for_every_method(method, eps):
     assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
 
 
-@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.2753), (4.0, 256, 0.0484),
-                                               (8.0, 1024, 0.0113)])
+@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.1757), (4.0, 256, 0.0481),
+                                               (8.0, 1024, 0.0112)])
 def test_value_accuracy(eps, L, measured):
     """AARE of ``value`` over 50 seeded runs with new random values each run (hash collisions
     vary), synthetic-2 shape: within 5 standard errors of the mean (sd of the relative errors

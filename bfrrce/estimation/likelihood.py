@@ -34,7 +34,8 @@ BIN_SIGMAS = 8          # counts are grouped in bins of σ₀/8, σ₀ the sd of
 TAIL_SIGMAS = 6         # components k <= λ + 6√λ + 3 (the rest weigh < e^{-18} at λ <= 8)
 MIN_CORRECTION = 1e-3   # floor of the Edgeworth factor (it turns negative far in the tails)
 COLLAPSE_ABOVE = 8.0    # values per column beyond which the Poisson mixture is one component
-GRID_POINTS = 16        # log D points per grid
+GRID_POINTS = 16        # log D points per zooming grid
+FINAL_POINTS = 48       # log D points of the last grid, on the part that holds the posterior
 ZOOMS = 4               # grids at most
 DISPERSION = 0.5        # variance of a value's users over their mean: 0 equal, 1 Poisson
 POSTERIOR_QUANTILES = (0.158655, 0.5, 0.841345)   # median ± one normal standard deviation
@@ -81,9 +82,19 @@ def column_log_law(c: np.ndarray, t: np.ndarray, n: int, p: float, q: float,
     var = t * p * (1 - p) + (n - t) * q * (1 - q) + dispersion * (p - q) ** 2 * t
     skew = (t * p * (1 - p) * (1 - 2 * p) + (n - t) * q * (1 - q) * (1 - 2 * q)
             + dispersion * (p - q) ** 3 * t) / var ** 1.5
-    z = (c - mean) / np.sqrt(var)
-    correction = np.maximum(1 + skew / 6 * (z ** 3 - 3 * z), MIN_CORRECTION)
-    return np.log(correction) - 0.5 * z * z - 0.5 * np.log(2 * math.pi * var)
+    z = c - mean
+    z *= 1 / np.sqrt(var)
+    z2 = z * z
+    out = z2 - 3                              # in place from here: this is the estimate's hot loop
+    out *= z
+    out *= skew / 6
+    out += 1
+    np.maximum(out, MIN_CORRECTION, out=out)
+    np.log(out, out=out)
+    z2 *= 0.5
+    out -= z2
+    out -= 0.5 * np.log(2 * math.pi * var)
+    return out
 
 
 class _Likelihood:
@@ -143,19 +154,20 @@ class _Likelihood:
 
 
 def _zoom(nll, lo, hi):
-    """Grids of :data:`GRID_POINTS` on [lo, hi], each next one on the part of the last where
-    −log-likelihood is within :data:`KEEP_WITHIN` of its minimum (one step wider each side),
-    until the grid resolves the peak (spacing <= a tenth of the kept span)."""
+    """The part of [lo, hi] where −log-likelihood is within :data:`KEEP_WITHIN` of its minimum
+    (one grid step wider each side), found on grids of :data:`GRID_POINTS` that zoom in until
+    the part covers half of the grid; then :data:`FINAL_POINTS` on it, with their values (a
+    coarse last grid smears the posterior quantiles: with 16 points the spread came out 1.39
+    times the sampling sd at ε = 4, with 48 about 1.15)."""
     for _ in range(ZOOMS):
         grid = np.linspace(lo, hi, GRID_POINTS)
         values = nll(grid)
         keep = np.nonzero(values - values.min() <= KEEP_WITHIN)[0]
-        step = grid[1] - grid[0]
-        new_lo, new_hi = grid[max(keep[0] - 1, 0)], grid[min(keep[-1] + 1, grid.size - 1)]
-        if keep[-1] - keep[0] >= GRID_POINTS // 2 or new_hi - new_lo <= 0:
+        lo, hi = grid[max(keep[0] - 1, 0)], grid[min(keep[-1] + 1, grid.size - 1)]
+        if keep[-1] - keep[0] >= GRID_POINTS // 2 or hi <= lo:
             break
-        lo, hi = new_lo, new_hi
-    return grid, values, step
+    grid = np.linspace(lo, hi, FINAL_POINTS) if hi > lo else grid
+    return grid, nll(grid)
 
 
 def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, L: int, l: int,
@@ -186,7 +198,7 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     if top <= 0:
         return 1.0, 0.0
     nll = _Likelihood(counts, n, p, q, L, l, mass)
-    grid, values, _ = _zoom(nll, 0.0, top)
+    grid, values = _zoom(nll, 0.0, top)
     weight = np.exp(values.min() - values)
     cdf = np.concatenate([[0.0], np.cumsum(weight[1:] + weight[:-1])])     # trapezoids
     cdf /= cdf[-1]
