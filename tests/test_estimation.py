@@ -201,6 +201,18 @@ def test_the_issue_example_prints_possible_bounds():
     assert first.startswith("distinct values: between") and "95%" in first
 
 
+def test_a_value_on_its_lower_bound_prints_no_false_precision():
+    """12 values of 83 users at ε = 0.5 (far below the detection limit): the estimate is the lower
+    bound, 1, whose spread is 0; the printout says it is the bound instead of "1.0 ± 0.0", and the
+    visible count prints as 0.0, not −0.0."""
+    mech = BFRRCE(epsilon=0.5, L=1024)
+    est = mech.estimate(mech.simulate(np.arange(12), counts=np.full(12, 83), rng=3))
+    assert est.value == est.lower == 1 and est.std_error == 0
+    text = str(est)
+    assert "estimate 1.0 [fill]: the lower bound" in text and "± 0.0 [" not in text
+    assert math.copysign(1, est.visible.value) == 1 and "-0.0" not in text
+
+
 def test_set_valued_users_print_the_per_item_budget():
     mech = BFRRCE(epsilon=4.0, L=256, unit="item")
     est = mech.estimate(mech.simulate(np.arange(50), rng=0, counts=np.full(50, 40)))

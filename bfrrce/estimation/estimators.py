@@ -157,7 +157,7 @@ def _visible_count(debiased, counts, pvalues, p, q, L, l):
     """The visible count V over all columns, the standard errors of its noise and of the hash
     draw, and details."""
     k, k_se = occupancy.occupied_columns(pvalues, counts, debiased.n, q, p)
-    visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l)
+    visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l) + 0.0     # + 0.0: no −0.0
     slope = occupancy.values_slope(L - k, L, l)
     hash_se = math.sqrt(occupancy.occupancy_variance(visible, L, l)) * slope
     return visible, k_se * slope, hash_se, {"occupied_columns": k,

@@ -96,7 +96,9 @@ class CardinalityEstimate:
         params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
         lines = [
             f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
-            f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming {self.assumption}",
+            (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate fell "
+             "below it; quote the bounds)" if self.value == lo and self.method != "paper" else
+             f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming {self.assumption}"),
             f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that a "
             f"value passes the per-value test (5% false positives), by its users: "
             f"{curve or 'none at this n'}",
