@@ -174,6 +174,19 @@ def _present_fraction(empty, m):
     return optimize.brentq(lambda x: np.sum((1 - x) ** m) - empty, 0.0, 1.0, xtol=1e-12)
 
 
+def _empty_luck_variance(m, x, n_candidates):
+    """Variance of the empty columns over which x·M of the M candidates are present (the
+    counterpart of the hash luck of ``fill``): with each candidate present at rate x
+    independently, Var E = Σ_j π_j(1 − π_j), π_j = (1 − x)^{m_j}, and Cov(E, P) = −x Σ_j m_j π_j
+    with the number present P, Var P = M x(1 − x); given P (the estimand, fixed),
+    Var(E | P) = Var E − Cov(E, P)²/Var P (normal regression)."""
+    if not 0 < x < 1:
+        return 0.0
+    empty = (1 - x) ** m
+    covariance = x * float(np.sum(m * empty))
+    return max(float(np.sum(empty * (1 - empty))) - covariance ** 2 / (n_candidates * x * (1 - x)), 0.0)
+
+
 def _need_candidates(method, positions):
     if positions is None or len(positions) == 0:
         raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
@@ -214,8 +227,9 @@ def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, pvalues: np.nd
     slope = 1 / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
     details = {"occupied_columns": k, "columns": int(m.size),
                "saturated": (m.size - k) / m.size < SATURATED_BELOW}
-    return _combined(debiased, counts, n_candidates * x, n_candidates * k_se * slope, 0.0, p, q, mass, L, l,
-                     details)
+    luck_se = n_candidates * slope * math.sqrt(_empty_luck_variance(m, x, n_candidates))
+    return _combined(debiased, counts, n_candidates * x, n_candidates * k_se * slope, luck_se, p, q, mass,
+                     L, l, details)
 
 
 def estimate_paper(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
