@@ -84,8 +84,8 @@ def test_value_pinned_at_the_lower_bound_has_the_bound_spread():
 
 
 def test_combination_is_continuous_and_moves_between_its_parts():
-    """ω is continuous at d = 0 and takes the precision weight there; far above, the inverse
-    Simpson index wins; far below, the visible count."""
+    """ω is continuous at d = 0 and takes the precision weight there; far above, the
+    equal-frequency estimate wins; far below, the visible count."""
     v, s = 100.0, 10.0
     below = combine(v, 5.0, v - 1e-9, s)[0]
     above = combine(v, 5.0, v + 1e-9, s)[0]

@@ -34,7 +34,7 @@ from scipy import special, stats
 
 from protocols.ue import debias_counts
 
-from . import moments, occupancy
+from . import moments
 
 BIN_SIGMAS = 8          # counts are grouped in bins of σ₀/8, σ₀ the sd of an empty column's sum
 TAIL_SIGMAS = 6         # components k <= λ + 6√λ + 3 (the rest weigh < e^{-18} at λ <= 8)
@@ -45,7 +45,7 @@ FINAL_POINTS = 48       # log D points of the last grid, on the part that holds 
 ZOOMS = 4               # grids at most
 DISPERSION = 0.5        # variance of a value's users over their mean: 0 equal, 1 Poisson
 POSTERIOR_QUANTILES = (0.158655, 0.5, 0.841345)   # median ± one normal standard deviation
-DETECTED_TAIL = 0.05     # columns with a null p-value <= this/L set the anchor f̂ (Bonferroni)
+DETECTED_TAIL = 0.05    # columns above the null's 1 − this/L quantile set the anchors f̂
 KEEP_WITHIN = 15.0      # −log-likelihood above its minimum by more than this has weight < 1e-6
 
 
@@ -163,13 +163,13 @@ class _Likelihood:
 def _anchors(counts, n, p, q, L, l, mass):
     """log D of three simple estimates under equal frequencies, where they exist, kept in
     [0, log N]: N/f̂ with f̂ the median t̂_j of the columns that pass the Bonferroni test of
-    emptiness (null p-value <= :data:`DETECTED_TAIL`/L; in a sparse filter most hold one
-    value), N/f̂ with f̂ the mean t̂_j of the lightest of them (within 1.5 times the lightest;
+    emptiness (above the 1 − :data:`DETECTED_TAIL`/L quantile of Binomial(n, q); in a sparse
+    filter most hold one value), N/f̂ with f̂ the mean t̂_j of the lightest of them (within 1.5 times the lightest;
     in a full filter these hold one value), and the moment estimate
     N²(l − l²/L)/(Ŝ₂ − N² l²/L), from E Ŝ₂ = l N f + (N² − N f) l²/L with f = N/D
     (:func:`.moments.second_moment`)."""
     t_hat, var_hat = debias_counts(counts, n, p, q)
-    detected = t_hat[occupancy.null_pvalues(counts, n, q) <= DETECTED_TAIL / L]
+    detected = t_hat[np.asarray(counts) > stats.binom.isf(DETECTED_TAIL / L, n, q)]
     s2 = moments.second_moment(t_hat, var_hat, n, p, q)[0]
     excess, scale = s2 - mass * mass * l * l / L, l - l * l / L
     light = detected[detected <= 1.5 * detected.min()] if detected.size else detected
