@@ -269,10 +269,10 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     The bounds are each one-sided at (1 − confidence)/2. With ``unit="value"`` the total count
     is N = n; with ``unit="item"`` it is unknown, and Σ_j t̂_j/l estimates it (Σ_j t_j <= l N, so
     its upper confidence bound caps D). With ``unit="value"`` the lower bound is at most n
-    (D <= n for sure; with a handful of users N²/S₂⁺ can exceed it). An upper bound below the
-    lower one (one of them failed, or column sums the model cannot produce, such as all zero
-    for sets, where the cap is negative) is raised to it, so the interval is never empty, and
-    ``details["bounds_crossed"]`` says so.
+    (D <= n for sure, so a value pinned there has standard error 0; with a handful of users
+    N²/S₂⁺ can exceed n). An upper bound below the lower one (one of them failed, or column
+    sums the model cannot produce, such as all zero for sets, where the cap is negative) is
+    raised to it, so the interval is never empty, and ``details["bounds_crossed"]`` says so.
 
     Parameters
     ----------
