@@ -282,7 +282,11 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
 
     The bounds are each one-sided at (1 − confidence)/2. With ``unit="value"`` the total count
     is N = n; with ``unit="item"`` it is unknown, and Σ_j t̂_j/l estimates it (Σ_j t_j <= l N, so
-    its upper confidence bound caps D).
+    its upper confidence bound caps D). With ``unit="value"`` the lower bound is at most n
+    (D <= n for sure, so a value pinned there has standard error 0; with a handful of users
+    N²/S₂⁺ can exceed n). An upper bound below the lower one (one of them failed, or column
+    sums the model cannot produce, such as all zero for sets, where the cap is negative) is
+    raised to it, so the interval is never empty, and ``details["bounds_crossed"]`` says so.
 
     Parameters
     ----------
@@ -335,6 +339,10 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
                                     mass=mass_lower, alpha=alpha)
     upper, up = bounds.upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, cap=cap,
                                    alpha=alpha)
+    if unit == "value" and lower > n:             # D <= n for sure: the bound keeps its level
+        lower, low["lower_stderr"] = float(n), 0.0
+    crossed = upper < lower                       # a bound failed, or sums the model cannot give
+    upper = max(upper, lower)
     value, se, visible, visible_se, details = ESTIMATORS[method](
         debiased, counts=counts, pvalues=pvalues, p=p, q=q, L=L, l=l, mass=mass, positions=positions,
         multiplicity=multiplicity, threshold=threshold)
@@ -351,4 +359,4 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     return CardinalityEstimate(
         float(value), float(se), (float(lower), float(upper)), confidence,
         "the paper's threshold rule" if method == "paper" else ASSUMPTION, shown, limit, curve,
-        method, dict(parameters, n=n), {**details, **low, **up})
+        method, dict(parameters, n=n), {**details, **low, **up, "bounds_crossed": crossed})
