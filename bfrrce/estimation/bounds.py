@@ -70,7 +70,7 @@ def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_
     k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 4)
     by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 4)
     s2, se = moments.second_moment(t_hat, var_hat, n, p, q)
-    s2_hi = s2 - float(special.ndtri(alpha / 2)) * se
+    s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 2)))
     by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
     floor = 1.0 if n >= 1 and mass else 0.0
     bound = max(floor, by_occupancy, by_moment)
