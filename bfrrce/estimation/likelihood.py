@@ -83,18 +83,23 @@ def column_log_law(c: np.ndarray, t: np.ndarray, n: int, p: float, q: float,
     W. Feller, *An Introduction to Probability Theory and Its Applications* II, ch. XVI
     (Edgeworth expansion).
     """
-    c = np.asarray(c, dtype=float)[:, None]
     t = np.asarray(t, dtype=float)
     mean = t * p + (n - t) * q
     var = t * p * (1 - p) + (n - t) * q * (1 - q) + dispersion * (p - q) ** 2 * t
-    skew = (t * p * (1 - p) * (1 - 2 * p) + (n - t) * q * (1 - q) * (1 - 2 * q)
-            + dispersion * (p - q) ** 3 * t) / var ** 1.5
-    z = c - mean
+    third = (t * p * (1 - p) * (1 - 2 * p) + (n - t) * q * (1 - q) * (1 - 2 * q)
+             + dispersion * (p - q) ** 3 * t)
+    return _edgeworth_log_density(c, mean, var, third)
+
+
+def _edgeworth_log_density(c, mean, var, third):
+    """log[φ(z)(1 + κ₃/(6σ³)(z³ − 3z))/σ], the correction floored at :data:`MIN_CORRECTION`, for
+    every c (U,) against every law with mean, variance σ² and third cumulant κ₃ (K,): (U, K)."""
+    z = np.asarray(c, dtype=float)[:, None] - mean
     z *= 1 / np.sqrt(var)
     z2 = z * z
     out = z2 - 3                              # in place from here: this is the estimate's hot loop
     out *= z
-    out *= skew / 6
+    out *= third / var ** 1.5 / 6
     out += 1
     np.maximum(out, MIN_CORRECTION, out=out)
     np.log(out, out=out)
@@ -155,9 +160,7 @@ class _Likelihood:
         var = mass * p * (1 - p) + (n - mass) * q * (1 - q) + (p - q) ** 2 * lam * (f * f + phi * f)
         k3 = (mass * p * (1 - p) * (1 - 2 * p) + (n - mass) * q * (1 - q) * (1 - 2 * q)
               + (p - q) ** 3 * lam * (f ** 3 + 3 * phi * f * f + phi * f))
-        z = (self.values[:, None] - mean) / np.sqrt(var)
-        correction = np.maximum(1 + k3 / var ** 1.5 / 6 * (z ** 3 - 3 * z), MIN_CORRECTION)
-        return -(self.weights @ (np.log(correction) - 0.5 * z * z - 0.5 * np.log(2 * math.pi * var)))
+        return -(self.weights @ _edgeworth_log_density(self.values, mean, var, k3))
 
 
 def _anchors(counts, n, p, q, L, l, mass):
