@@ -97,8 +97,8 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
     hash draw; V's standard error adds it, which matters most when the filter fills up and V is
     only a floor). The standard error of the estimate is by the delta method on the data, with
     numerical derivatives in V and S that include how the weight moves with them and how se_S
-    moves with S (in proportion): the derivative of ω at one point alone overstated the spread
-    up to fivefold where ω is steep."""
+    moves with S (in proportion), rather than the derivative of ω at one point, which overstates
+    the spread where ω is steep."""
     equal, equal_se = likelihood.equal_frequency_estimate(counts, n=debiased.n, p=p, q=q, L=L, l=l,
                                                           mass=mass)
     sv = math.hypot(visible_se, visible_hash_se)

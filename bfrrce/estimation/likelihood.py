@@ -185,9 +185,8 @@ def _zoom(nll, lo, hi, anchors=()):
     """The run of grid points around the minimum of −log-likelihood where it stays within
     :data:`KEEP_WITHIN` of it (one grid step wider each side), found on grids of
     :data:`GRID_POINTS` that zoom in until the run covers half of the grid; then
-    :data:`FINAL_POINTS` on it, with their values (a coarse last grid smears the posterior
-    quantiles: with 16 points the spread came out 1.39 times the sampling sd at ε = 4, with 48
-    about 1.15).
+    :data:`FINAL_POINTS` on it, with their values (a coarse last grid would smear the posterior
+    quantiles).
 
     Every grid also holds the ``anchors`` (:func:`_anchors`) that lie inside it. Where values
     are far above the noise, the likelihood is a comb of peaks narrower than a grid step (D,
