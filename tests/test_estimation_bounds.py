@@ -98,7 +98,7 @@ def test_equal_frequency_estimate_counts_equal_frequencies_and_their_collisions(
     mech = BFRRCE(epsilon=30.0, L=1024)
     D = 300
     agg = mech.simulate(np.arange(D), rng=0, counts=np.full(D, 50))
-    value, spread = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
+    value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
                                                         L=mech.L, l=mech.l, mass=agg.n)
     assert abs(value - D) <= 5 * spread and spread < 0.05 * D
 
@@ -115,7 +115,7 @@ def test_equal_frequency_estimate_finds_the_mode_between_grid_points(epsilon, L,
     n = 100_000
     for _ in range(3):
         agg = mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng, counts=np.full(D, n // D))
-        value, spread = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
+        value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
                                                             L=mech.L, l=mech.l, mass=agg.n)
         assert abs(value - D) <= 5 * spread
 
@@ -139,9 +139,10 @@ def test_column_law_is_close_to_the_exact_convolution(n, q, p, t):
 def test_equal_frequency_estimate_is_calibrated_where_values_are_near_the_limit(eps, L):
     """122 values of 82 users among 10,000 (at ε = 4, L = 1024 about 3 noise sd per column; at
     ε = 8, L = 4096 far above): over 100 runs with new hash draws, the mean is D within 5
-    standard errors of the mean (measured: 124.2 ± 0.7 and 122.2 ± 0.13), and the median
+    standard errors of the mean (measured: 124.2 ± 0.7 and 122.0 ± 0.13), and the median
     reported spread is within 0.8–1.25 of the measured sd, give or take 5 standard errors of a
-    sample sd (measured ratios 1.13 and 1.23)."""
+    sample sd (measured ratios 1.13 and 1.03; at ε = 8 the dispersion φ is fitted, 0 or 0.25 on
+    these equal frequencies)."""
     mech = BFRRCE(epsilon=eps, L=L)
     D, runs = 122, 100
     counts = np.diff(np.linspace(0, 10_000, D + 1).round().astype(np.int64))
@@ -149,7 +150,7 @@ def test_equal_frequency_estimate_is_calibrated_where_values_are_near_the_limit(
     draws = np.array([likelihood.equal_frequency_estimate(
         mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng, counts=counts).counts, n=10_000, p=mech.p,
         q=mech.q, L=mech.L, l=mech.l, mass=10_000) for _ in range(runs)])
-    value, spread = draws.T
+    value, spread = draws[:, 0], draws[:, 1]
     assert abs(value.mean() - D) <= 5 * value.std(ddof=1) / math.sqrt(runs)
     slack = 5 * math.sqrt(1 / (2 * (runs - 1)))
     assert 0.8 - slack <= np.median(spread) / value.std(ddof=1) <= 1.25 + slack
@@ -163,7 +164,7 @@ def test_equal_frequency_estimate_stays_inside_when_the_data_say_nothing():
     counts = np.diff(np.linspace(0, 2000, 123).round().astype(np.int64))
     for _ in range(20):
         agg = mech.simulate(rng.integers(0, 2 ** 62, 122), rng=rng, counts=counts)
-        value, spread = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
+        value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
                                                             L=mech.L, l=mech.l, mass=agg.n)
         assert value < 1000 and spread > value / 2
 
