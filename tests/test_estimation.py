@@ -36,8 +36,8 @@ def test_bounds_cover_for_every_method(method, eps):
     assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
 
 
-@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.1755), (4.0, 256, 0.0481),
-                                               (8.0, 1024, 0.0092)])
+@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.1695), (4.0, 256, 0.0471),
+                                               (8.0, 1024, 0.0006)])
 def test_value_accuracy(eps, L, measured):
     """AARE of ``value`` over 50 seeded runs with new random values each run (hash collisions
     vary), synthetic-2 shape: within 5 standard errors of the mean (sd of the relative errors
@@ -55,10 +55,13 @@ def test_value_accuracy(eps, L, measured):
 
 def test_standard_error_matches_spread():
     """Reported se against the measured sd of ``value`` over 200 runs (ε = 8, every value
-    visible): within 0.8–1.25."""
+    visible; 2,000 users, 16 a value, so that some columns' counts of values are in doubt):
+    within 0.8–1.25 (measured 0.90). With the synthetic-2 shape, 82 users a value, D is read
+    exactly: sd 0.09 against the integer step's √(1/12) = 0.29, tested in
+    test_estimation_bounds.py."""
     mech = BFRRCE(epsilon=8.0, L=1024)
     rng = np.random.default_rng(6)
-    counts = synthetic()[1]
+    counts = np.diff(np.linspace(0, 2000, D + 1).round().astype(np.int64))
     draws = [mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng, counts=counts))
              for _ in range(200)]
     ratio = np.median([e.std_error for e in draws]) / np.std([e.value for e in draws])
@@ -94,27 +97,25 @@ def test_combination_is_continuous_and_moves_between_its_parts():
     assert combine(v, 5.0, 1.0, s)[0] == pytest.approx(v, rel=1e-3)
 
 
-def test_combination_keeps_the_precision_weight_while_the_parts_agree():
-    """With ``agree_within`` = a, S up to a joint sd below V keeps its precision weight w₀
-    (the estimate is the precision-weighted mean); further below, ω = w₀e^{−(d + a)²/2} is
-    continuous at d = −a and falls to V; a = 0 is the plain rule."""
+def test_combination_keeps_the_precision_weight_where_frequencies_are_equal():
+    """S below V: with ``equal_frequencies`` the estimate is the precision-weighted mean however
+    far below (S cannot undercount by skew there); without, ω = w₀e^{−d²/2} falls to V."""
     v, sv, ss = 100.0, 3.0, 4.0
     sigma, w0 = 5.0, 9 / 25
-    for d in (-0.2, -0.6, -1.0):
+    for d in (-0.5, -2.0, -6.0):
         s = v + d * sigma
-        assert combine(v, sv, s, ss, 1.0)[0] == pytest.approx(v + (s - v) * w0)
+        assert combine(v, sv, s, ss, True)[0] == pytest.approx(v + (s - v) * w0)
         assert combine(v, sv, s, ss)[0] == pytest.approx(v + (s - v) * w0 * math.exp(-d * d / 2))
-    edge = v - sigma
-    assert combine(v, sv, edge - 1e-9, ss, 1.0)[0] == pytest.approx(combine(v, sv, edge + 1e-9, ss, 1.0)[0])
-    assert combine(v, sv, v - 10 * sigma, ss, 1.0)[0] == pytest.approx(v, rel=1e-3)
+    assert combine(v, sv, v - 1e-9, ss, True)[0] == pytest.approx(combine(v, sv, v + 1e-9, ss, True)[0])
 
 
-@pytest.mark.parametrize("zipf, dispersion", [(None, (0.0, 0.25)), (1.1, (1.0,)), (0.5, (1.0,))])
+@pytest.mark.parametrize("zipf, dispersion", [(None, (0.0, 0.25)), (1.1, (2.0, 4.0, 8.0)),
+                                              (0.5, (2.0, 4.0, 8.0))])
 def test_the_dispersion_is_fitted_where_the_data_tell(zipf, dispersion):
     """At ε = 8 the spread of the sums of one-value columns measures φ: exactly equal
-    frequencies (synthetic-2) give φ <= 0.25, and S may then fall a joint sd below V without
-    losing its weight; values that users pick with Zipf weights give the largest φ, 1, and
-    the plain rule. At ε = 1 the noise hides the spread and φ stays 0.5."""
+    frequencies (synthetic-2) give φ <= 0.25, and S keeps its weight below V; values that users
+    pick with Zipf weights give φ > 1, more spread than random picks, and the rule that falls
+    back to V. At ε = 1 the noise hides the spread and φ stays 0.5."""
     mech = BFRRCE(epsilon=8.0, L=4096)
     rng = np.random.default_rng(3)
     if zipf is None:

@@ -142,15 +142,15 @@ def light_values_upper(outside: int, users_out: float, L: int, alpha: float) -> 
         m = np.arange(start, int(lam + 12 * math.sqrt(lam) + 12))
         return start * (k - delta) + float(np.sum(np.maximum(k - L * special.pdtr(m, lam) - delta, 0.0))) - users_out
 
+    if users_out == 0:                         # S_k(0) = 0: no light value fits
+        return 0.0
     hi = 2 * users_out / (k - delta) + 2       # near the root: S_k grows about like (k − δ)λ
     while least(hi) <= 0:
         hi *= 2
         if hi > 1e12:
             return math.inf
-    if least(0.0) >= 0:
-        return 0.0
-    root = optimize.brentq(least, 0.0, hi, xtol=1e-6, rtol=1e-4)
-    return L * (root * (1 + 1e-4) + 1e-6)              # the bracket's upper end: stays an upper bound
+    root = optimize.brentq(least, 0.0, hi, xtol=1e-6, rtol=1e-3)
+    return L * (root * (1 + 1e-3) + 1e-6)              # the bracket's upper end: stays an upper bound
 
 
 def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,

@@ -47,25 +47,24 @@ if TYPE_CHECKING:
 
 EstimatorResult = tuple[float, float, float, float, dict]   # value, se, visible, visible se, details
 
-AGREE_WITHIN = 1.0             # S below V by up to this many joint sd: sampling, not skew,
-                               # where the spread of the column sums fits equal frequencies
+RANDOM_PICKS = 1.0             # dispersion φ of values that users pick at random
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
 ASSUMPTION = ("all values have about equal frequencies or are above the detection limit "
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
 
 
 def combine(visible: float, visible_se: float, equal: float, equal_se: float,
-            agree_within: float = 0.0) -> tuple[float, float, float]:
+            equal_frequencies: bool = False) -> tuple[float, float, float]:
     """Smooth combination of the visible count V and the equal-frequency estimate S.
 
     With Δ = S − V, σ = √(se_V² + se_S²), d = Δ/σ and w₀ = se_V²/σ² (the precision weight of S),
     the estimate is V + Δ·ω(d):
 
     * ω(d) = Φ(d + Φ⁻¹(w₀)) for d >= 0 (S above V: hidden values, moving to S);
-    * ω(d) = w₀ for −a <= d < 0, a = ``agree_within`` (S below V by no more than sampling puts
-      it there, as it does half the time when both are right);
-    * ω(d) = w₀ e^{−(d + a)²/2} for d < −a (S further below V: skewed frequencies, where S
-      undercounts, staying at V).
+    * ω(d) = w₀ e^{−d²/2} for d < 0 (S below V: skewed frequencies, where S undercounts,
+      staying at V), or ω(d) = w₀ when the data show about equal frequencies
+      (``equal_frequencies``: S cannot undercount by skew, and falls below V by sampling, mostly
+      where V's hash draw had fewer collisions than average).
 
     ω is continuous and equals w₀ where both agree, so the estimate is the precision-weighted
     mean there. Returns (value, se, g') with se by the delta method, g' = d(Δω)/dΔ = ω + d·ω'(d)
@@ -77,10 +76,8 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
         V and the standard error of its noise.
     equal, equal_se : float
         S and its standard error.
-    agree_within : float
-        a, the joint standard deviations by which S may fall below V and keep its precision
-        weight: 0 unless the data show that the values' frequencies are about equal
-        (:func:`_combined`).
+    equal_frequencies : bool
+        The column sums show about equal frequencies (:func:`_combined`).
 
     Returns
     -------
@@ -97,9 +94,8 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
         omega = float(special.ndtr(shift))
         slope = omega + d * math.exp(-shift * shift / 2) / math.sqrt(2 * math.pi)
     else:
-        e = min(d + agree_within, 0.0)      # how far S is below V beyond their joint noise
-        omega = w0 * math.exp(-e * e / 2)
-        slope = omega * (1 - d * e)
+        omega = w0 if equal_frequencies else w0 * math.exp(-d * d / 2)
+        slope = omega if equal_frequencies else omega * (1 - d * d)
     se = math.sqrt((1 - slope) ** 2 * visible_se ** 2 + slope ** 2 * equal_se ** 2)
     return visible + (equal - visible) * omega, se, slope
 
@@ -111,17 +107,17 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
     only a floor). The standard error of the estimate is by the delta method on the data, with
     numerical derivatives in V and S that include how the weight moves with them and how se_S
     moves with S (in proportion), rather than the derivative of ω at one point, which overstates
-    the spread where ω is steep. S keeps its weight a joint sd below V (``agree_within`` =
-    :data:`AGREE_WITHIN`) only where the fitted dispersion is below its largest value, i.e. the
-    column sums show about equal frequencies."""
+    the spread where ω is steep. S keeps its precision weight below V where the column sums
+    show about equal frequencies: the dispersion φ was fitted and is at most that of values
+    picked at random (:data:`RANDOM_PICKS`); skewed data fit a larger one."""
     equal, equal_se, dispersion, fitted = likelihood.equal_frequency_estimate(
         counts, n=debiased.n, p=p, q=q, L=L, l=l, mass=mass)
-    agree = AGREE_WITHIN if fitted and dispersion < max(likelihood.DISPERSIONS) else 0.0
+    equal_frequencies = fitted and dispersion <= RANDOM_PICKS
     sv = math.hypot(visible_se, visible_hash_se)
-    value, se, slope = combine(visible, sv, equal, equal_se, agree)
+    value, se, slope = combine(visible, sv, equal, equal_se, equal_frequencies)
     if equal > 0 and sv > 0 and equal_se > 0:
         def estimate(v, s):
-            return combine(v, sv, s, equal_se * s / equal, agree)[0]
+            return combine(v, sv, s, equal_se * s / equal, equal_frequencies)[0]
         dv = (estimate(visible + sv / 10, equal) - estimate(visible - sv / 10, equal)) * 5
         ds = (estimate(visible, equal + equal_se / 10) - estimate(visible, equal - equal_se / 10)) * 5
         se = math.hypot(dv, ds)
