@@ -100,6 +100,11 @@ def _truncation_bias(t, n, p, q, tau):
     return s / (p - q) * np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
 
 
+def _poisson_cdf(m: int, lam: float) -> float:
+    """F_λ(m) = Pr[Poisson(λ) <= m], 0 for m < 0."""
+    return float(special.pdtr(m, lam)) if m >= 0 else 0.0
+
+
 def light_values_upper(outside: int, users_out: float, L: int, alpha: float) -> float:
     """Upper bound on light values when ``outside`` columns hold at most ``users_out`` users.
 
@@ -137,10 +142,17 @@ def light_values_upper(outside: int, users_out: float, L: int, alpha: float) -> 
     if k <= delta:
         return math.inf
 
-    def least(lam):                       # terms below λ − 12√λ − 12 have F_λ < e^{−72}: k − δ each
-        start = max(int(lam - 12 * math.sqrt(lam) - 12), 0)
-        m = np.arange(start, int(lam + 12 * math.sqrt(lam) + 12))
-        return start * (k - delta) + float(np.sum(np.maximum(k - L * special.pdtr(m, lam) - delta, 0.0))) - users_out
+    target = (k - delta) / L
+
+    def least(lam):
+        # the terms k − δ − L·F_λ(j) are positive for j < m, m the smallest with F_λ(m) >= target,
+        # and Σ_{j<m} F_λ(j) = m·F_λ(m − 1) − λ·F_λ(m − 2)
+        m = max(math.ceil(special.pdtrik(target, lam)), 0) if lam > 0 else 0
+        while m > 0 and _poisson_cdf(m - 1, lam) >= target:
+            m -= 1
+        while _poisson_cdf(m, lam) < target:
+            m += 1
+        return m * (k - delta) - L * (m * _poisson_cdf(m - 1, lam) - lam * _poisson_cdf(m - 2, lam)) - users_out
 
     if users_out == 0:                         # S_k(0) = 0: no light value fits
         return 0.0
