@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
 from bfrrce import BFRRCE
 from bfrrce.estimation import bounds, likelihood, moments, occupancy
@@ -190,6 +190,23 @@ def test_light_values_bound_is_monotone_and_infinite_when_nothing_is_outside():
     values = [bounds.light_values_upper(900, users, L, alpha) for users in (0, 50, 500, 5000)]
     assert values == sorted(values) and values[0] >= 0
     assert bounds.light_values_upper(10, 100, L, alpha) == math.inf
+
+
+@pytest.mark.parametrize("outside, users, L", [(900, 50.0, 1024), (900, 5000.0, 1024), (60, 3.0, 128),
+                                               (4000, 2e5, 4096)])
+def test_light_values_bound_is_the_root_of_the_direct_sum(outside, users, L):
+    """The closed form of S_k against the sum Σ_m (k − δ − L·F_λ(m))⁺ term by term: L·λ⁺ is
+    at or above the direct sum's root and within 0.3% of it."""
+    alpha = 0.01
+    delta = math.sqrt(L * math.log(1 / alpha) / 2)
+
+    def direct(lam):
+        m = np.arange(0, int(lam + 40 * math.sqrt(lam) + 40))
+        return np.sum(np.maximum(outside - delta - L * stats.poisson.cdf(m, lam), 0.0)) - users
+
+    root = optimize.brentq(direct, 0.0, 10 * users / (outside - delta) + 10, xtol=1e-12, rtol=1e-12)
+    got = bounds.light_values_upper(outside, users, L, alpha)
+    assert L * root <= got <= L * root * 1.003 + 1e-5
 
 
 def cell_coverage(mech, make_counts, runs, seed=0):
