@@ -23,6 +23,7 @@ import numpy as np
 
 from protocols.errors import LDPError
 
+from .accounting import PERTURBATIONS
 from .datasets import load as load_dataset
 from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
 from .io.atomic import check_outputs, write_atomic
@@ -56,6 +57,22 @@ def _floats(text):
     return values
 
 
+def _options(text):
+    """``key=value,...`` as a dict, values as int, float or text."""
+    options = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"not key=value: {item!r}")
+        for kind in (int, float, str):
+            try:
+                options[key.strip()] = kind(value.strip())
+                break
+            except ValueError:
+                pass
+    return options
+
+
 def _parser():
     ap = _Parser(prog="python -m bfrrce", description="Distinct counting under local differential privacy.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -65,14 +82,23 @@ def _parser():
         description="AARE (mean |estimate - D|/D over simulated collections), the median 95% bounds "
                     "and their coverage of the true D, for each method and ε. corrected and fill take "
                     "L, l and the perturbation from suggest_parameters for the data's n and each ε, "
-                    "given only that D lies in 1..n; paper is the paper's threshold baseline with its "
-                    "own L, l and membership rule.",
+                    "given only that D lies in 1..n (or from --L, --l, --perturbation); paper is the "
+                    "paper's threshold baseline with its own L, l and membership rule.",
         epilog="membership rules of the paper method (--threshold):\n" + "\n".join(
             f"  {name:5} {text}" for name, text in THRESHOLDS.items()) +
         "\n\n--paper: the paper's experiment: synthetic-1 and synthetic-2, per-bit ε 0.1, 0.2, ..., 1.0 "
         "(RR_P = e^ε/(1+e^ε)),\n  the paper method with each rule given, and the package's corrected "
         "estimator at the same user-level ε = 2l·ε.")
-    ev.add_argument("--dataset", default="synthetic-1", help="synthetic-1, synthetic-2, bitcoin or a file")
+    ev.add_argument("--dataset", default="synthetic-1",
+                    help="synthetic-1, synthetic-2, synthetic (see --synthetic), bitcoin or a file")
+    ev.add_argument("--synthetic", type=_options, default={},
+                    help="with --dataset synthetic: comma-separated key=value of n, cardinality, domain, "
+                         "distribution (uniform, zipf), s, seed, e.g. "
+                         "n=1000000,cardinality=1000,distribution=zipf,s=1.1")
+    ev.add_argument("--L", type=int, help="bits of corrected and fill (default: the advisor's choice)")
+    ev.add_argument("--l", type=int, help="hashes of corrected and fill (default: the advisor's choice)")
+    ev.add_argument("--perturbation", choices=PERTURBATIONS,
+                    help="perturbation of corrected and fill (default: the advisor's choice)")
     ev.add_argument("--column", help="column of a CSV/TSV/Parquet file")
     ev.add_argument("--paper", action="store_true", help="reproduce the paper's experiment (see below)")
     ev.add_argument("--epsilons", type=_floats,
@@ -133,6 +159,12 @@ def _evaluate(args, out):
         options["path"] = args.bitcoin_path
     if args.column:
         options["column"] = args.column
+    if args.synthetic:
+        if args.dataset != "synthetic" or args.paper:
+            raise CLIError("--synthetic goes with --dataset synthetic")
+        options.update(args.synthetic)
+    fixed = {key: value for key, value in (("L", args.L), ("l", args.l), ("perturbation", args.perturbation))
+             if value is not None}
     rows, notes = [], []
     start = time.perf_counter()
     for name in names:
@@ -140,11 +172,13 @@ def _evaluate(args, out):
             data = load_dataset(name, **options)
         except FileNotFoundError as exc:
             raise CLIError(str(exc)) from None
+        except TypeError as exc:          # an option the dataset does not take
+            raise CLIError(f"dataset {name!r}: {exc}") from None
         notes.append(f"{data.name}: {data.description}" + ("" if data.candidates is not None else
                      "; no candidate domain, so only fill runs"))
         rows += evaluate(data.values, epsilons, methods, args.trials, per_bit=args.paper, paper_L=args.paper_L,
                          paper_l=args.paper_l, thresholds=rules, seed=args.seed, simulate=args.simulate,
-                         candidates=data.candidates, name=data.name)
+                         candidates=data.candidates, name=data.name, parameters=fixed)
     elapsed = time.perf_counter() - start
     if args.paper:
         title = (f"The paper's experiment: AARE against the per-bit ε; paper method: L={args.paper_L}, "
@@ -153,8 +187,12 @@ def _evaluate(args, out):
         title = f"{names[0]}: AARE, bounds and coverage across ε"
     notes.append(f"paper: the paper's threshold estimator, symmetric perturbation, L={args.paper_L}, "
                  f"l={args.paper_l}; " + "; ".join(f"rule {r}: {THRESHOLDS[r]}" for r in rules))
-    notes.append("corrected, fill: L, l and the perturbation from suggest_parameters for the data's n and "
-                 "each ε, given only 1 <= D <= n" + (" (at the user-level ε = 2l·ε per bit)" if args.paper else ""))
+    advised = [key for key in ("L", "l", "perturbation") if key not in fixed]
+    notes.append("corrected, fill: " + ", ".join(f"{key}={value}" for key, value in fixed.items())
+                 + ("; " if fixed and advised else "")
+                 + (f"{', '.join(advised)} from suggest_parameters for the data's n and each ε, given only "
+                    "1 <= D <= n" if advised else "")
+                 + (" (at the user-level ε = 2l·ε per bit)" if args.paper else ""))
     notes.append(f"{args.trials} trials a row, seed {args.seed}, {args.simulate} simulation")
     print(title, file=out)
     for note in notes:

@@ -12,7 +12,8 @@ Methods
 -------
 ``corrected`` (candidates) and ``fill`` (no domain)
     The package's estimators, with L, l and the perturbation from :func:`suggest_parameters`
-    for the n of the data and each ε, given only that D lies in 1..n (never the truth).
+    for the n of the data and each ε, given only that D lies in 1..n (never the truth), or
+    those of them that ``parameters`` fixes.
 ``paper``
     The paper's baseline (Bloom filter, symmetric per-bit randomized response, threshold t̂_j
     into a filter B″, count the candidates whose l bits are set) with its own L and l and a
@@ -52,6 +53,7 @@ from .sums import ColumnSums
 
 METHODS = ("corrected", "fill", "paper")
 CANDIDATE_METHODS = ("corrected", "paper")
+FIXABLE = ("L", "l", "perturbation")       # parameters of corrected and fill that can be fixed
 THRESHOLDS = {
     "z95": "a bit is set when t̂_j > z₀.₉₅·σ₀ (σ₀ the standard deviation of t̂_j on an empty "
            "column): 5% of empty columns pass at every ε",
@@ -134,7 +136,7 @@ def _runs(methods, thresholds):
 
 def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, paper_L=1024, paper_l=1,
              thresholds=("z95",), seed=0, simulate="binomial", candidates=None, name="data",
-             progress=True):
+             progress=True, parameters=None):
     """AARE, bounds and coverage of each method at each ε on ``values``.
 
     Parameters
@@ -160,6 +162,9 @@ def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, pap
     name : str
     progress : bool
         A progress bar on stderr (cleared when done).
+    parameters : dict, optional
+        Some of L, l and perturbation for ``corrected`` and ``fill``, fixed instead of the
+        advisor's choice (the rest still from :func:`suggest_parameters`).
 
     Returns
     -------
@@ -169,12 +174,16 @@ def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, pap
     Raises
     ------
     LDPValueError
-        Unknown simulation, method or rule; trials < 1; no method applies.
+        Unknown simulation, method, rule or parameter; trials < 1; no method applies.
     """
     if simulate not in ("binomial", "exact"):
         raise LDPValueError(f"simulate must be 'binomial' or 'exact', got {simulate!r}")
     if trials < 1:
         raise LDPValueError(f"trials must be >= 1, got {trials}")
+    parameters = dict(parameters or {})
+    unknown = sorted(set(parameters) - set(FIXABLE))
+    if unknown:
+        raise LDPValueError(f"unknown parameter {unknown[0]!r}: choose from {', '.join(FIXABLE)}")
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise LDPValueError(f"unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}")
@@ -194,13 +203,14 @@ def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, pap
     try:
         for i, eps in enumerate(epsilons):
             user_eps = 2 * paper_l * eps if per_bit else eps
-            advice = suggest_parameters(n, user_eps, (1, n), candidates, objective="aare")
+            chosen = dict(parameters) if len(parameters) == len(FIXABLE) else dict(
+                suggest_parameters(n, user_eps, (1, n), candidates, objective="aare").parameters, **parameters)
             for j, (method, rule) in enumerate(runs):
                 if method == "paper":
                     mech = paper_mechanism(eps, paper_L, paper_l, per_bit)
                     threshold = threshold_users(rule, mech, n)
                 else:
-                    mech, threshold = BFRRCE(epsilon=user_eps, **advice.parameters), 0.5
+                    mech, threshold = BFRRCE(epsilon=user_eps, **chosen), 0.5
                 t_users = data.users_per_column(mech) if simulate == "binomial" else None
                 est, lower, upper = (np.empty(trials) for _ in range(3))
                 for t in range(trials):

@@ -36,6 +36,10 @@ def test_estimate_on_a_file(tmp_path):
     (["evaluate", "--methods", "magic"], "unknown method"),
     (["evaluate", "--epsilons", "1,-2"], "epsilons"),
     (["evaluate", "--trials", "0"], "trials"),
+    (["evaluate", "--synthetic", "n=100"], "--synthetic goes with --dataset synthetic"),
+    (["evaluate", "--dataset", "synthetic", "--synthetic", "n"], "not key=value"),
+    (["evaluate", "--dataset", "synthetic", "--synthetic", "size=100"], "size"),
+    (["evaluate", "--perturbation", "magic"], "invalid choice"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_errors_are_one_line_and_exit_2(tmp_path, argv, message):
@@ -47,6 +51,19 @@ def test_errors_are_one_line_and_exit_2(tmp_path, argv, message):
     code, out, err = run(argv)
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("bfrrce: error:") and message in err
+
+
+def test_evaluate_on_a_synthetic_set_with_a_fixed_filter():
+    """--dataset synthetic with --synthetic options, and --L fixing the package methods' filter
+    (l and the perturbation still advised): the table's rows say L=64."""
+    code, out, err = run(["evaluate", "--dataset", "synthetic", "--synthetic",
+                          "n=3000,cardinality=40,distribution=zipf,s=1.2", "--epsilons", "4",
+                          "--trials", "3", "--methods", "corrected,fill", "--L", "64"])
+    assert code == 0, err
+    assert "n=3,000 users, 40 distinct integers" in out and "zipf frequencies" in out
+    assert "corrected, fill: L=64; l, perturbation from suggest_parameters" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("4 ")]
+    assert len(rows) == 2 and all(row[2] == "64" for row in rows)
 
 
 def test_privatize_aggregate_estimate_pipeline(tmp_path):

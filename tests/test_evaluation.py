@@ -26,10 +26,21 @@ def run(argv):
 @pytest.mark.parametrize("kwargs, message", [(dict(simulate="nope"), "simulate"), (dict(trials=0), "trials"),
                                               (dict(methods=["paper"]), "candidate"),
                                               (dict(methods=["magic"]), "unknown method 'magic'"),
-                                              (dict(thresholds=["nope"]), "unknown threshold rule 'nope'")])
+                                              (dict(thresholds=["nope"]), "unknown threshold rule 'nope'"),
+                                              (dict(parameters={"bits": 64}), "unknown parameter 'bits'")])
 def test_evaluate_refuses_bad_arguments(kwargs, message):
     with pytest.raises(LDPValueError, match=message):
         evaluate([1, 2, 3], [1.0], **{"methods": ["fill"], **kwargs})
+
+
+def test_evaluate_fixes_the_parameters_it_is_given():
+    """All three fixed: every package row uses them; none: the advisor's choice for n = 300."""
+    values = np.repeat(np.arange(30), 10)
+    fixed = evaluate(values, [2.0, 8.0], ["fill"], 2, progress=False,
+                     parameters={"L": 32, "l": 2, "perturbation": "symmetric"})
+    assert {(r["L"], r["l"], r["perturbation"]) for r in fixed} == {(32, 2, "symmetric")}
+    advised = evaluate(values, [8.0], ["fill"], 2, progress=False)
+    assert advised[0]["L"] != 32
 
 
 def test_aare():
