@@ -2,7 +2,8 @@
 
 Model: D values held by N/D users each on average (N the total count, n with one value per
 user), each hashed to l columns at random. Poissonized, the number of values in a column is
-k ~ Poisson(λ), λ = lD/L, independently across columns; a column holding k values has
+k ~ Poisson(λ), λ = mD/L with m = L(1 − (1 − 1/L)^l) <= l the mean number of a value's distinct
+columns (its l hashes may repeat one), independently across columns; a column holding k values has
 t users with mean kN/D and variance φ·kN/D (φ, the dispersion: 0 for exactly equal
 frequencies, 1 for values that users pick at random; :data:`DISPERSION` = 0.5 where the noise
 hides the spread of a value's users, chosen by profile likelihood where it does not, since a
@@ -148,11 +149,16 @@ class _Likelihood:
         self.values = bins * width + (width - 1) / 2
         self.empty = stats.binom.logpmf(np.round(self.values), n, q)
         self.n, self.p, self.q, self.L, self.l, self.mass = n, p, q, L, l, mass
+        # a value's l hashes may repeat a column: X = its distinct columns has mean L·P₁ and
+        # variance L·P₁ + L(L − 1)·P₂ − (L·P₁)², P₁ = 1 − (1 − 1/L)^l, P₂ = 1 − 2(1 − 1/L)^l + (1 − 2/L)^l
+        miss, miss2 = (1 - 1 / L) ** l, (1 - 2 / L) ** l if L > 1 else 0.0
+        self.columns = L * (1 - miss)
+        self.columns_var = max(self.columns + L * (L - 1) * (1 - 2 * miss + miss2) - self.columns ** 2, 0.0)
         self.dispersion = DISPERSION
 
     def __call__(self, log_d: np.ndarray) -> np.ndarray:
         D = np.exp(np.asarray(log_d, dtype=float))
-        lam, f = self.l * D / self.L, self.mass / D
+        lam, f = self.columns * D / self.L, self.mass / D
         out, self.implied = np.empty(D.size), np.empty(D.size)
         mixed = lam <= COLLAPSE_ABOVE
         if mixed.any():
@@ -184,7 +190,7 @@ class _Likelihood:
         spread = np.add.reduceat(law * (k * k), starts, axis=1) - first * first
         first = self.weights @ first
         return (self._depoissonize(lam, first, self.weights @ spread)
-                - self.weights @ (top + np.log(total))), first / self.l
+                - self.weights @ (top + np.log(total))), first / self.columns
 
     def _collapsed(self, lam, f):
         n, p, q = self.n, self.p, self.q
@@ -201,17 +207,19 @@ class _Likelihood:
         shrink = 1 / (1 / lam + a * a / noise)
         first = self.L * lam + shrink * a / noise * (self.weights @ (self.values[:, None] - mean))
         return (self._depoissonize(lam, first, self.L * shrink)
-                - self.weights @ _edgeworth_log_density(self.values, mean, var, k3)), first / self.l
+                - self.weights @ _edgeworth_log_density(self.values, mean, var, k3)), first / self.columns
 
     def _depoissonize(self, lam, first, spread):
-        """−log of Pr[Σ_j k_j = lD | c]/Pr[Σ_j k_j = lD], the step from the Poissonized model (k_j
-        independent, Σ_j k_j ~ Poisson(lD)) to the true one (D values, Σ_j k_j = lD exactly), with
-        Σ_j k_j given the sums normal with the summed posterior moments of the k_j (``first``,
-        ``spread``) and both laws widened by 1/12 for the integer steps of Σ_j k_j. Where the sums
-        tell the k_j of the columns apart, this pins D to Σ_j k_j/l; the Poisson law alone would
-        leave it the spread √(lD) of a Poisson count."""
+        """−log of Pr[Σ_j k_j = mD | c]/Pr[Σ_j k_j = mD], the step from the Poissonized model (k_j
+        independent, Σ_j k_j ~ Poisson(mD)) to the true one (D values, Σ_j k_j the sum of the D
+        values' numbers of distinct columns, mean mD and variance vD with m = L(1 − (1 − 1/L)^l)
+        since a value's l hashes may repeat a column), with Σ_j k_j given the sums normal with the
+        summed posterior moments of the k_j (``first``, ``spread``), widened by vD, and both
+        laws widened by 1/12 for the integer steps of Σ_j k_j. Where the sums
+        tell the k_j of the columns apart, this pins D to Σ_j k_j/m; the Poisson law alone would
+        leave it the spread √(mD) of a Poisson count."""
         total = self.L * lam
-        var = spread + LATTICE_VARIANCE
+        var = spread + LATTICE_VARIANCE + total / self.columns * self.columns_var
         return 0.5 * np.log(var / (total + LATTICE_VARIANCE)) + (total - first) ** 2 / (2 * var)
 
 
@@ -234,7 +242,7 @@ def _anchors(counts, n, p, q, L, l, mass):
 
 
 def _implied(nll, anchors, top, steps=IMPLIED_STEPS):
-    """The anchors and, from each, :data:`IMPLIED_STEPS` steps of D ← Σ_j E[k_j | c]/l, the
+    """The anchors and, from each, :data:`IMPLIED_STEPS` steps of D ← Σ_j E[k_j | c]/m, the
     number of values the column sums imply at D (``nll.implied``): where the sums tell the
     k_j apart the likelihood peaks where D equals it, in a peak narrower than the distance of
     the simple estimates to it (4 sets of items from 500, ε = 8: 484–539 against a peak ±0.5

@@ -1,0 +1,77 @@
+"""Review tests of the de-Poissonized equal-frequency likelihood (bfrrce/estimation/likelihood.py).
+
+The first two pin the fix on this branch (a value's l hashes may repeat a column, so the sum of
+the columns' counts of values is D·L(1 − (1 − 1/L)^l), not lD); the last two are known defects,
+marked xfail(strict) so that a fix shows up as XPASS.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from bfrrce import BFRRCE
+from bfrrce.estimation import likelihood
+
+
+def equal_counts(n, D):
+    return np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
+
+
+def test_repeated_hash_columns_do_not_bias_the_estimate():
+    """60 values of 16,667 users, ε = 8, L = 64, l = 3 (a value repeats a column with probability
+    about 3/64): over 30 hash draws the mean of S is D within 5 standard errors of the mean
+    (with Σk pinned to lD: 59.62 ± 0.04, sd 0.24 against a reported spread 0.07)."""
+    mech = BFRRCE(epsilon=8.0, L=64, l=3)
+    n, D, runs = 10**6, 60, 30
+    rng = np.random.default_rng(5)
+    values = np.array([likelihood.equal_frequency_estimate(
+        mech.simulate(rng.integers(0, 2 ** 62, D), counts=equal_counts(n, D), rng=rng).counts,
+        n=n, p=mech.p, q=mech.q, L=mech.L, l=mech.l, mass=n).value for _ in range(runs)])
+    assert abs(values.mean() - D) <= 5 * values.std(ddof=1) / math.sqrt(runs)
+
+
+@pytest.mark.parametrize("D", [50, 200])
+def test_small_filter_with_three_hashes_is_not_stuck_at_the_collapse(D):
+    """L = 16, l = 3, ε = 8, 10^6 users: with Σk pinned to lD every run gave S = 42.7 ± 0.05 =
+    8L/l (the λ = 8 edge of the mixture) for D = 50 and D = 200; S is within 5 spreads of D."""
+    mech = BFRRCE(epsilon=8.0, L=16, l=3)
+    n = 10**6
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        counts = mech.simulate(rng.integers(0, 2 ** 62, D), counts=equal_counts(n, D), rng=rng).counts
+        est = likelihood.equal_frequency_estimate(counts, n=n, p=mech.p, q=mech.q, L=mech.L,
+                                                  l=mech.l, mass=n)
+        assert abs(est.value - D) <= 5 * est.spread
+
+
+@pytest.mark.xfail(strict=True, reason="the zoom misses the ±0.5-wide de-Poissonized peak just "
+                   "below λ = 8 and settles in the collapsed branch, ~700 nats worse")
+def test_search_finds_the_peak_just_below_the_collapse():
+    """8,000 values of 1,250 users, ε = 8, L = 1024 (λ = 7.8): S must sit where the
+    −log-likelihood is within KEEP_WITHIN of its value at D."""
+    mech = BFRRCE(epsilon=8.0, L=1024)
+    n, D = 10**7, 8000
+    rng = np.random.default_rng(5)
+    for _ in range(8):
+        counts = mech.simulate(rng.integers(0, 2 ** 62, D), counts=equal_counts(n, D), rng=rng).counts
+        est = likelihood.equal_frequency_estimate(counts, n=n, p=mech.p, q=mech.q, L=mech.L,
+                                                  l=mech.l, mass=n)
+        nll = likelihood._Likelihood(counts, n, mech.p, mech.q, mech.L, mech.l, n)
+        nll.dispersion = est.dispersion
+        at_s, at_d = nll(np.log([est.value, D]))
+        assert at_s <= at_d + likelihood.KEEP_WITHIN
+
+
+@pytest.mark.xfail(strict=True, reason="φ <= 1 is fitted on two-level frequencies, so S (the heavy "
+                   "values only, spread 0.3) keeps its precision weight and drags the estimate "
+                   "below the visible count")
+def test_two_level_frequencies_do_not_pull_the_estimate_below_the_visible_count():
+    """150 values of 100 users and 150 of 10 (detection limit f50 = 7.7, f90 = 15.6), ε = 8,
+    L = 4096: the estimate is not below the visible count by more than 2 of its se."""
+    mech = BFRRCE(epsilon=8.0, L=4096)
+    counts = np.r_[np.full(150, 100), np.full(150, 10)]
+    rng = np.random.default_rng(4)
+    for _ in range(4):
+        est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, counts.size), counts=counts, rng=rng))
+        assert est.value >= est.visible.value - 2 * est.visible.std_error
