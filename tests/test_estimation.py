@@ -98,24 +98,27 @@ def test_combination_is_continuous_and_moves_between_its_parts():
 
 
 def test_combination_keeps_the_precision_weight_where_frequencies_are_equal():
-    """S below V: with ``equal_frequencies`` the estimate is the precision-weighted mean however
-    far below (S cannot undercount by skew there); without, ω = w₀e^{−d²/2} falls to V."""
+    """S below V: with ``equal_frequencies`` the estimate is the precision-weighted mean down to
+    a joint sd below V, then ω = w₀e^{−(d + 1)²/2}, continuous at d = −1; without, ω = w₀e^{−d²/2}."""
     v, sv, ss = 100.0, 3.0, 4.0
     sigma, w0 = 5.0, 9 / 25
-    for d in (-0.5, -2.0, -6.0):
+    for d in (-0.5, -1.0, -2.5):
         s = v + d * sigma
-        assert combine(v, sv, s, ss, True)[0] == pytest.approx(v + (s - v) * w0)
+        omega = w0 * math.exp(-min(d + 1, 0) ** 2 / 2)
+        assert combine(v, sv, s, ss, True)[0] == pytest.approx(v + (s - v) * omega)
         assert combine(v, sv, s, ss)[0] == pytest.approx(v + (s - v) * w0 * math.exp(-d * d / 2))
+    edge = v - sigma
+    assert combine(v, sv, edge - 1e-9, ss, True)[0] == pytest.approx(combine(v, sv, edge + 1e-9, ss, True)[0])
     assert combine(v, sv, v - 1e-9, ss, True)[0] == pytest.approx(combine(v, sv, v + 1e-9, ss, True)[0])
 
 
-@pytest.mark.parametrize("zipf, dispersion", [(None, (0.0, 0.25)), (1.1, (2.0, 4.0, 8.0)),
-                                              (0.5, (2.0, 4.0, 8.0))])
-def test_the_dispersion_is_fitted_where_the_data_tell(zipf, dispersion):
+@pytest.mark.parametrize("zipf, fit, used", [(None, (0.0, 0.25), (0.0, 0.25)), (1.1, (2.0, 4.0, 8.0), (0.5,)),
+                                              (0.5, (2.0, 4.0, 8.0), (0.5,))])
+def test_the_dispersion_is_fitted_where_the_data_tell(zipf, fit, used):
     """At ε = 8 the spread of the sums of one-value columns measures φ: exactly equal
-    frequencies (synthetic-2) give φ <= 0.25, and S keeps its weight below V; values that users
-    pick with Zipf weights give φ > 1, more spread than random picks, and the rule that falls
-    back to V. At ε = 1 the noise hides the spread and φ stays 0.5."""
+    frequencies (synthetic-2) fit φ <= 0.25, which S uses; values that users pick with Zipf
+    weights fit φ > 1, more spread than random picks, and S keeps φ = 0.5. At ε = 1 the noise
+    hides the spread: no fit, φ = 0.5."""
     mech = BFRRCE(epsilon=8.0, L=4096)
     rng = np.random.default_rng(3)
     if zipf is None:
@@ -126,9 +129,10 @@ def test_the_dispersion_is_fitted_where_the_data_tell(zipf, dispersion):
         counts = counts[counts > 0]
     for _ in range(5):
         est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, counts.size), rng=rng, counts=counts))
-        assert est.details["dispersion"] in dispersion
+        assert est.details["dispersion_fit"] in fit and est.details["dispersion"] in used
     low = BFRRCE(epsilon=1.0, L=1024)
-    assert low.estimate(low.simulate(np.arange(D), rng=1, counts=synthetic()[1])).details["dispersion"] == 0.5
+    details = low.estimate(low.simulate(np.arange(D), rng=1, counts=synthetic()[1])).details
+    assert details["dispersion"] == 0.5 and math.isnan(details["dispersion_fit"])
 
 
 def test_accuracy_at_high_epsilon():

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 EstimatorResult = tuple[float, float, float, float, dict]   # value, se, visible, visible se, details
 
 RANDOM_PICKS = 1.0             # dispersion φ of values that users pick at random
+AGREE_WITHIN = 1.0             # S below V by up to this many joint sd: sampling, not skew,
+                               # where the column sums show about equal frequencies
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
 ASSUMPTION = ("all values have about equal frequencies or are above the detection limit "
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
@@ -62,9 +64,12 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
 
     * ω(d) = Φ(d + Φ⁻¹(w₀)) for d >= 0 (S above V: hidden values, moving to S);
     * ω(d) = w₀ e^{−d²/2} for d < 0 (S below V: skewed frequencies, where S undercounts,
-      staying at V), or ω(d) = w₀ when the data show about equal frequencies
-      (``equal_frequencies``: S cannot undercount by skew, and falls below V by sampling, mostly
-      where V's hash draw had fewer collisions than average).
+      staying at V);
+    * with ``equal_frequencies`` (the column sums show about equal frequencies), ω(d) = w₀ for
+      −a <= d < 0 and w₀ e^{−(d + a)²/2} below, a = :data:`AGREE_WITHIN`: S falls that far
+      below V by sampling, mostly where V's hash draw had fewer collisions than average, while
+      values near the detection limit that S misses (two levels of frequency, each about equal)
+      put it further below.
 
     ω is continuous and equals w₀ where both agree, so the estimate is the precision-weighted
     mean there. Returns (value, se, g') with se by the delta method, g' = d(Δω)/dΔ = ω + d·ω'(d)
@@ -77,7 +82,8 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
     equal, equal_se : float
         S and its standard error.
     equal_frequencies : bool
-        The column sums show about equal frequencies (:func:`_combined`).
+        The column sums show about equal frequencies (:func:`_combined`): S may fall a joint
+        sd below V and keep its precision weight.
 
     Returns
     -------
@@ -94,8 +100,9 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
         omega = float(special.ndtr(shift))
         slope = omega + d * math.exp(-shift * shift / 2) / math.sqrt(2 * math.pi)
     else:
-        omega = w0 if equal_frequencies else w0 * math.exp(-d * d / 2)
-        slope = omega if equal_frequencies else omega * (1 - d * d)
+        e = min(d + AGREE_WITHIN, 0.0) if equal_frequencies else d   # below V beyond sampling
+        omega = w0 * math.exp(-e * e / 2)
+        slope = omega * (1 - d * e)
     se = math.sqrt((1 - slope) ** 2 * visible_se ** 2 + slope ** 2 * equal_se ** 2)
     return visible + (equal - visible) * omega, se, slope
 
@@ -107,12 +114,12 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
     only a floor). The standard error of the estimate is by the delta method on the data, with
     numerical derivatives in V and S that include how the weight moves with them and how se_S
     moves with S (in proportion), rather than the derivative of ω at one point, which overstates
-    the spread where ω is steep. S keeps its precision weight below V where the column sums
-    show about equal frequencies: the dispersion φ was fitted and is at most that of values
-    picked at random (:data:`RANDOM_PICKS`); skewed data fit a larger one."""
+    the spread where ω is steep. S keeps its precision weight a joint sd below V where the
+    column sums show about equal frequencies: the dispersion φ was fitted and is at most that
+    of values picked at random (:data:`RANDOM_PICKS`); skewed data fit a larger one."""
     equal, equal_se, dispersion, fitted = likelihood.equal_frequency_estimate(
         counts, n=debiased.n, p=p, q=q, L=L, l=l, mass=mass)
-    equal_frequencies = fitted and dispersion <= RANDOM_PICKS
+    equal_frequencies = fitted <= RANDOM_PICKS                 # False when not fitted (NaN)
     sv = math.hypot(visible_se, visible_hash_se)
     value, se, slope = combine(visible, sv, equal, equal_se, equal_frequencies)
     if equal > 0 and sv > 0 and equal_se > 0:
@@ -122,7 +129,7 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
         ds = (estimate(visible, equal + equal_se / 10) - estimate(visible, equal - equal_se / 10)) * 5
         se = math.hypot(dv, ds)
     details.update(equal_frequency=equal, equal_frequency_stderr=equal_se, dispersion=dispersion,
-                   weight=slope)
+                   dispersion_fit=fitted, weight=slope)
     return value, se, visible, sv, details
 
 

@@ -3,28 +3,32 @@
 Model: D values held by N/D users each on average (N the total count, n with one value per
 user), each hashed to l columns at random. Poissonized, the number of values in a column is
 k ~ Poisson(λ), λ = mD/L with m = L(1 − (1 − 1/L)^l) <= l the mean number of a value's distinct
-columns (its l hashes may repeat one), independently across columns; a column holding k values has
-t users with mean kN/D and variance φ·kN/D (φ, the dispersion: 0 for exactly equal
-frequencies, 1 for values that users pick at random; :data:`DISPERSION` = 0.5 where the noise
-hides the spread of a value's users, chosen by profile likelihood where it does not, since a
-φ above the data's overcounts and overstates the spread, one below reads ordinary spread of
-the frequencies as collisions), and its sum is c = Binomial(t, p) + Binomial(n − t, q). The log-likelihood of the column sums is
+columns (its l hashes may repeat one), independently across columns; a column holding k values
+has t users with mean kN/D and variance φ·kN/D, and its sum is
+c = Binomial(t, p) + Binomial(n − t, q). φ is the dispersion: 0 for exactly equal frequencies,
+1 for values that users pick at random; :data:`DISPERSION` = 0.5 where the noise hides the
+spread of a value's users, else the profile-likelihood fit where that is smaller (a φ above
+the data's overcounts and overstates the spread; a fit above 0.5 says the frequencies are
+skewed, where no φ makes the model right). The log-likelihood of the column sums is
 Σ_j log Σ_k Pois(k; λ)·Pr[c_j | k]. Empty columns (k = 0) use the exact Binomial(n, q) law;
 k >= 1 an Edgeworth-corrected normal with the first three cumulants of c, since the right
 tail of the empty columns, which a plain normal law misses when nq is small, is where they
 meet the rarest values. The model uses every column's sum, not only whether it passes a
 threshold, and knows that a column holding two values holds twice the users: it counts
-collisions instead of correcting for them on average.
+collisions instead of correcting for them on average. De-Poissonized (:meth:`_Likelihood.
+_depoissonize`), it also knows that the columns' counts of values add up to the D values'
+distinct columns, which pins D where the sums tell those counts apart.
 
 The estimate is the posterior median of D under a flat prior on log D over [0, log N],
 computed on grids of log D that zoom in on the highest peak (the grids also hold simple
 estimates of D, since with values far above the noise the likelihood is a comb of narrow
-peaks, D and aliases such as 2D, that a grid can step over), and its spread the half distance between
-the posterior's 15.9% and 84.1% quantiles: where the data locate D, the maximum likelihood
-estimate and its standard error (Bernstein–von Mises); where the likelihood is nearly flat,
-as at low ε or with a full filter, a value inside the range instead of one of its ends, and a
-spread that says the data do not know. The Poisson law of k makes the spread include the luck
-of the hash draw. See docs/estimation.md.
+peaks, D and aliases such as 2D, that a grid can step over): first of the Poissonized model,
+whose landscape is smooth, then of the de-Poissonized one around it (:func:`_pin`). Its
+spread is the half distance between the posterior's 15.9% and 84.1% quantiles: where the
+data locate D, the maximum likelihood estimate and its standard error (Bernstein–von Mises);
+where the likelihood is nearly flat, as at low ε or with a full filter, a value inside the
+range instead of one of its ends, and a spread that says the data do not know. See
+docs/estimation.md.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ PROFILE_POINTS = 8      # log D points of the last grid at which each φ is scor
 POSTERIOR_QUANTILES = (0.158655, 0.5, 0.841345)   # median ± one normal standard deviation
 DETECTED_TAIL = 0.05    # columns above the null's 1 − this/L quantile set the anchors f̂
 LATTICE_VARIANCE = 1 / 12   # Sheppard's correction: an integer count read as a continuous one
+PIN_WINDOW = 3          # the pinned posterior is sought this many Poissonized widths around
 IMPLIED_STEPS = 2       # fixed-point steps from each anchor to the D the column sums imply
 KEEP_WITHIN = 15.0      # −log-likelihood above its minimum by more than this has weight < 1e-6
 
@@ -128,12 +133,12 @@ class EqualFrequency(NamedTuple):
     deviation when the posterior is normal; the posterior of D has a long right tail where the
     data say little, which would swamp its moments)."""
     dispersion: float
-    """The φ used."""
-    fitted: bool
-    """Whether φ was chosen from :data:`DISPERSIONS` by profile likelihood (values with at least
-    :data:`FIT_DISPERSION_USERS` users each on average, far enough above the noise that
-    (p − q)²f > :data:`FIT_DISPERSION_ABOVE` times a column's noise variance) rather than set to
-    :data:`DISPERSION`."""
+    """The φ used: the fitted one where it is below :data:`DISPERSION`, else that."""
+    fitted: float
+    """φ of :data:`DISPERSIONS` with the highest profile likelihood where the data tell it
+    (values with at least :data:`FIT_DISPERSION_USERS` users each on average, far enough above
+    the noise that (p − q)²f > :data:`FIT_DISPERSION_ABOVE` times a column's noise variance),
+    else NaN."""
 
 
 class _Likelihood:
@@ -155,6 +160,7 @@ class _Likelihood:
         self.columns = L * (1 - miss)
         self.columns_var = max(self.columns + L * (L - 1) * (1 - 2 * miss + miss2) - self.columns ** 2, 0.0)
         self.dispersion = DISPERSION
+        self.pinned = False             # add the step to the true occupancy (_depoissonize)
 
     def __call__(self, log_d: np.ndarray) -> np.ndarray:
         D = np.exp(np.asarray(log_d, dtype=float))
@@ -185,12 +191,14 @@ class _Likelihood:
         law -= top[:, point]
         np.exp(law, out=law)
         total = np.add.reduceat(law, starts, axis=1)
+        out = -(self.weights @ (top + np.log(total)))
+        if not self.pinned:
+            return out, np.full(lam.size, np.nan)
         law /= total[:, point]                                               # Pr[k | c_j]
         first = np.add.reduceat(law * k, starts, axis=1)
         spread = np.add.reduceat(law * (k * k), starts, axis=1) - first * first
         first = self.weights @ first
-        return (self._depoissonize(lam, first, self.weights @ spread)
-                - self.weights @ (top + np.log(total))), first / self.columns
+        return out + self._depoissonize(lam, first, self.weights @ spread), first / self.columns
 
     def _collapsed(self, lam, f):
         n, p, q = self.n, self.p, self.q
@@ -200,14 +208,16 @@ class _Likelihood:
         var = mass * p * (1 - p) + (n - mass) * q * (1 - q) + (p - q) ** 2 * lam * (f * f + phi * f)
         k3 = (mass * p * (1 - p) * (1 - 2 * p) + (n - mass) * q * (1 - q) * (1 - 2 * q)
               + (p - q) ** 3 * lam * (f ** 3 + 3 * phi * f * f + phi * f))
+        out = -(self.weights @ _edgeworth_log_density(self.values, mean, var, k3))
+        if not self.pinned:
+            return out, np.full(lam.size, np.nan)
         # Pr[k | c_j] by the normal prior N(λ, λ) and the slope a = (p − q)f of c in k, with the
         # variance of c less the part k brings, a²λ
         a = (p - q) * f
         noise = np.maximum(var - a * a * lam, 1e-12)
         shrink = 1 / (1 / lam + a * a / noise)
         first = self.L * lam + shrink * a / noise * (self.weights @ (self.values[:, None] - mean))
-        return (self._depoissonize(lam, first, self.L * shrink)
-                - self.weights @ _edgeworth_log_density(self.values, mean, var, k3)), first / self.columns
+        return out + self._depoissonize(lam, first, self.L * shrink), first / self.columns
 
     def _depoissonize(self, lam, first, spread):
         """−log of Pr[Σ_j k_j = mD | c]/Pr[Σ_j k_j = mD], the step from the Poissonized model (k_j
@@ -242,11 +252,10 @@ def _anchors(counts, n, p, q, L, l, mass):
 
 
 def _implied(nll, anchors, top, steps=IMPLIED_STEPS):
-    """The anchors and, from each, :data:`IMPLIED_STEPS` steps of D ← Σ_j E[k_j | c]/m, the
-    number of values the column sums imply at D (``nll.implied``): where the sums tell the
-    k_j apart the likelihood peaks where D equals it, in a peak narrower than the distance of
-    the simple estimates to it (4 sets of items from 500, ε = 8: 484–539 against a peak ±0.5
-    wide at 500), and one step lands in it."""
+    """The anchors (log D) and, from each, :data:`IMPLIED_STEPS` steps of D ← Σ_j E[k_j | c]/m,
+    the number of values the column sums imply at D (``nll.implied``, of the pinned model):
+    where the sums tell the k_j apart the pinned likelihood peaks where D equals it, in a peak
+    narrower than a grid step, and from within a few percent of D one step lands in it."""
     found, step = list(anchors), np.asarray(anchors, dtype=float)
     for _ in range(steps if step.size else 0):
         nll(step)
@@ -287,12 +296,15 @@ def _zoom(nll, lo, hi, anchors=()):
 
 
 def _fit_dispersion(nll, grid, values, anchors):
-    """Set ``nll.dispersion`` to the φ of :data:`DISPERSIONS` with the highest profile
-    likelihood, scored at :data:`PROFILE_POINTS` points of the last grid, and return that
-    φ's last grid and −log-likelihood (the grid is zoomed anew inside the old one when φ
-    changes). Where values are far above the noise, the spread of the sums of the columns that
-    hold one value measures φ, and a φ larger than the data's overstates the spread of the
-    estimate (by 1.2–1.4 times on exactly equal frequencies at ε = 8) and overcounts."""
+    """The φ of :data:`DISPERSIONS` with the highest profile likelihood, scored at
+    :data:`PROFILE_POINTS` points of the last grid; and, where it is below :data:`DISPERSION`,
+    that φ set in ``nll`` with its last grid and −log-likelihood (zoomed anew inside the old
+    one). Where values are far above the noise, the spread of the sums of the columns that
+    hold one value measures φ: a φ above the data's overstates the spread of the estimate and
+    overcounts exactly equal frequencies. A fit above :data:`DISPERSION` says the frequencies
+    are skewed, where the model is wrong whatever φ; the estimate keeps φ = 0.5 there (with the
+    fitted φ, up to 8, it undercounted more: frequencies 1..100, ε = 8, L = 4096: 266 for 300
+    values against 291)."""
     at = np.linspace(0, grid.size - 1, PROFILE_POINTS).round().astype(int)
     points = grid[at]
     best, best_value = nll.dispersion, values[at].min()
@@ -302,10 +314,10 @@ def _fit_dispersion(nll, grid, values, anchors):
             value = nll(points).min()
             if value < best_value:
                 best, best_value = phi, value
-    nll.dispersion = best
-    if best == DISPERSION:
-        return grid, values
-    return _zoom(nll, grid[0], grid[-1], anchors)
+    nll.dispersion = min(best, DISPERSION)
+    if best >= DISPERSION:
+        return grid, values, best
+    return (*_zoom(nll, grid[0], grid[-1], anchors), best)
 
 
 def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, L: int, l: int,
@@ -333,17 +345,35 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     """
     top = math.log(max(mass, 1.0))
     if top <= 0:
-        return EqualFrequency(1.0, 0.0, DISPERSION, False)
+        return EqualFrequency(1.0, 0.0, DISPERSION, math.nan)
     nll = _Likelihood(counts, n, p, q, L, l, mass)
-    anchors = _implied(nll, _anchors(counts, n, p, q, L, l, mass), top)
-    grid, values = _zoom(nll, 0.0, top, anchors)
+    anchors = _anchors(counts, n, p, q, L, l, mass)
+    grid, values = _zoom(nll, 0.0, top, anchors)                 # Poissonized: a smooth landscape
     f = mass / math.exp(grid[np.argmin(values)])
-    fitted = (f >= FIT_DISPERSION_USERS and
-              (p - q) ** 2 * f > FIT_DISPERSION_ABOVE * (f * p * (1 - p) + (n - f) * q * (1 - q)))
-    if fitted:
-        grid, values = _fit_dispersion(nll, grid, values, anchors)
+    fit = math.nan
+    if (f >= FIT_DISPERSION_USERS and
+            (p - q) ** 2 * f > FIT_DISPERSION_ABOVE * (f * p * (1 - p) + (n - f) * q * (1 - q))):
+        grid, values, fit = _fit_dispersion(nll, grid, values, anchors)
+    low, median, high = _quantiles(*_pin(nll, grid, values, top))
+    return EqualFrequency(float(median), float(high - low) / 2, nll.dispersion, fit)
+
+
+def _quantiles(grid, values):
+    """The posterior's :data:`POSTERIOR_QUANTILES` of D from −log-likelihood on a grid of log D."""
     weight = np.exp(values.min() - values)
     cdf = np.concatenate([[0.0], np.cumsum(weight[1:] + weight[:-1])])     # trapezoids
     cdf /= cdf[-1]
-    low, median, high = np.exp(np.interp(POSTERIOR_QUANTILES, cdf, grid))
-    return EqualFrequency(float(median), float(high - low) / 2, nll.dispersion, fitted)
+    return np.exp(np.interp(POSTERIOR_QUANTILES, cdf, grid))
+
+
+def _pin(nll, grid, values, top):
+    """The last grid and −log-likelihood of the de-Poissonized model (``nll.pinned``), zoomed
+    within :data:`PIN_WINDOW` posterior widths of the Poissonized posterior, from its median
+    and the D the sums imply there (:func:`_implied`). The Poissonized landscape is smooth
+    enough for the grids to find its peak; the pinned one can be a peak narrower than any grid
+    step (±0.3 values at D = 8,000), which a search over the whole range misses."""
+    low, median, high = np.log(_quantiles(grid, values))
+    width = max(high - low, 1e-6)
+    nll.pinned = True
+    return _zoom(nll, max(low - PIN_WINDOW * width, 0.0), min(high + PIN_WINDOW * width, top),
+                 _implied(nll, [median], top))
