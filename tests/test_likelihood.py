@@ -91,7 +91,7 @@ def test_skewed_frequencies_fit_a_large_dispersion_and_keep_the_default():
 
 
 @pytest.mark.parametrize("n, D, eps, L, l, seed", [(10**5, 128, 8.0, 64, 1, 73), (10**6, 87, 8.0, 64, 3, 1076),
-                                                 (10**6, 22, 8.0, 64, 3, 1076)])
+                                                 (10**6, 22, 8.0, 64, 3, 1076), (10**7, 480, 8.0, 64, 1, 73)])
 def test_search_does_not_settle_on_an_alias_of_the_poissonized_posterior(n, D, eps, L, l, seed):
     """Equal frequencies far above the noise at λ = 1–4: the Poissonized likelihood is itself a
     comb (D ± 1 is hundreds of nats worse), its grids can settle on an alias (2D, 5D) with a
