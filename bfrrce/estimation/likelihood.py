@@ -347,8 +347,11 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     if top <= 0:
         return EqualFrequency(1.0, 0.0, DISPERSION, math.nan)
     nll = _Likelihood(counts, n, p, q, L, l, mass)
-    anchors = _anchors(counts, n, p, q, L, l, mass)
-    grid, values = _zoom(nll, 0.0, top, anchors)                 # Poissonized: a smooth landscape
+    nll.pinned = True                      # the anchors and the D the sums imply from them
+    edge = [min(math.log(COLLAPSE_ABOVE * L / nll.columns) - 1e-3, top)]   # the mixture's last λ
+    anchors = _implied(nll, _anchors(counts, n, p, q, L, l, mass) + edge, top, steps=6)
+    nll.pinned = False
+    grid, values = _zoom(nll, 0.0, top, anchors)                 # Poissonized
     f = mass / math.exp(grid[np.argmin(values)])
     fit = math.nan
     if (f >= FIT_DISPERSION_USERS and
