@@ -27,6 +27,7 @@ def run(name, argv):
     ("poisoning", ["--trials", "1", "--epsilons", "8"], "spread-max"),
     ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
     ("visible_curve", ["--runs", "1", "--L", "256", "--n", "2000"], "per-value test"),
+    ("likelihood_search", ["--runs", "1", "--ns", "100000", "--Ls", "64", "--epsilons", "8"], "missed the peak"),
     ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
     ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),
 ])

@@ -58,7 +58,10 @@ PROFILE_POINTS = 8      # log D points of the last grid at which each φ is scor
 POSTERIOR_QUANTILES = (0.158655, 0.5, 0.841345)   # median ± one normal standard deviation
 DETECTED_TAIL = 0.05    # columns above the null's 1 − this/L quantile set the anchors f̂
 LATTICE_VARIANCE = 1 / 12   # Sheppard's correction: an integer count read as a continuous one
+PIN_SEPARATION = 3.0    # pin where a column's sum separates k values from k + 1 by this many sd
+ANCHOR_STEPS = 6        # fixed-point steps from each simple estimate (most settle in one or two)
 PIN_WINDOW = 3          # the pinned posterior is sought this many Poissonized widths around
+IMPLIED_SETTLED = 1e-4  # a fixed-point step that moves log D by less than this has settled
 IMPLIED_STEPS = 2       # fixed-point steps from each anchor to the D the column sums imply
 KEEP_WITHIN = 15.0      # −log-likelihood above its minimum by more than this has weight < 1e-6
 
@@ -219,6 +222,17 @@ class _Likelihood:
         first = self.L * lam + shrink * a / noise * (self.weights @ (self.values[:, None] - mean))
         return out + self._depoissonize(lam, first, self.L * shrink), first / self.columns
 
+    def separated(self, log_d: float) -> bool:
+        """Whether a column's sum tells k values from k + 1 at D: the step (p − q)N/D is at least
+        :data:`PIN_SEPARATION` standard deviations of a one-value column's sum (with
+        :data:`DISPERSION`). Below, the de-Poissonized model changes S by less than its noise
+        (10,000 users, 122 values of 82, ε = 4: separation 2.8; with it, 100 hash draws gave mean
+        124.0 and sd 7.0, without 124.2 and 7.1) and is not sought."""
+        n, p, q = self.n, self.p, self.q
+        f = self.mass / math.exp(log_d)
+        var = f * p * (1 - p) + (n - f) * q * (1 - q) + DISPERSION * (p - q) ** 2 * f
+        return bool((p - q) * f >= PIN_SEPARATION * math.sqrt(max(var, 1e-300)))
+
     def _depoissonize(self, lam, first, spread):
         """−log of Pr[Σ_j k_j = mD | c]/Pr[Σ_j k_j = mD], the step from the Poissonized model (k_j
         independent, Σ_j k_j ~ Poisson(mD)) to the true one (D values, Σ_j k_j the sum of the D
@@ -259,8 +273,12 @@ def _implied(nll, anchors, top, steps=IMPLIED_STEPS):
     found, step = list(anchors), np.asarray(anchors, dtype=float)
     for _ in range(steps if step.size else 0):
         nll(step)
-        step = np.clip(np.log(np.maximum(nll.implied, 1.0)), 0.0, top)
-        found += step.tolist()
+        moved = np.clip(np.log(np.maximum(nll.implied, 1.0)), 0.0, top)
+        keep = np.abs(moved - step) > IMPLIED_SETTLED                 # the rest have settled
+        found += moved[keep].tolist()
+        step = moved[keep]
+        if not step.size:
+            break
     return found
 
 
@@ -347,17 +365,22 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     if top <= 0:
         return EqualFrequency(1.0, 0.0, DISPERSION, math.nan)
     nll = _Likelihood(counts, n, p, q, L, l, mass)
-    nll.pinned = True                      # the anchors and the D the sums imply from them
-    edge = [min(math.log(COLLAPSE_ABOVE * L / nll.columns) - 1e-3, top)]   # the mixture's last λ
-    anchors = _implied(nll, _anchors(counts, n, p, q, L, l, mass) + edge, top, steps=6)
-    nll.pinned = False
+    anchors = _anchors(counts, n, p, q, L, l, mass)
+    edge = min(math.log(COLLAPSE_ABOVE * L / nll.columns) - 1e-3, top)     # the mixture's last λ
+    starts = [a for a in anchors + [edge] if nll.separated(a)]
+    if starts:                             # and the D the sums imply from them, pinned
+        nll.pinned = True
+        anchors += _implied(nll, starts, top, steps=ANCHOR_STEPS)[len(starts):]
+        nll.pinned = False
     grid, values = _zoom(nll, 0.0, top, anchors)                 # Poissonized
     f = mass / math.exp(grid[np.argmin(values)])
     fit = math.nan
     if (f >= FIT_DISPERSION_USERS and
             (p - q) ** 2 * f > FIT_DISPERSION_ABOVE * (f * p * (1 - p) + (n - f) * q * (1 - q))):
         grid, values, fit = _fit_dispersion(nll, grid, values, anchors)
-    low, median, high = _quantiles(*_pin(nll, grid, values, top))
+    if nll.separated(grid[np.argmin(values)]):
+        grid, values = _pin(nll, grid, values, top)
+    low, median, high = _quantiles(grid, values)
     return EqualFrequency(float(median), float(high - low) / 2, nll.dispersion, fit)
 
 
