@@ -109,3 +109,23 @@ def test_search_does_not_settle_on_an_alias_of_the_poissonized_posterior(n, D, e
         nll.dispersion, nll.pinned = est.dispersion, True
         at_s, at_d = nll(np.log([est.value, D]))
         assert at_s <= at_d + likelihood.KEEP_WITHIN
+
+
+def test_skewed_frequencies_are_not_pinned(monkeypatch):
+    """Geometric frequencies (weights 0.995^i over 2,000 values, 10^5 users), ε = 8: the sums
+    separate a column's counts of values, but the fit says skew (φ > 1), so S is that of the
+    Poissonized model: the pinned search is not run. Equal frequencies at the same n and ε are
+    pinned."""
+    mech = BFRRCE(epsilon=8.0, L=1024)
+    rng = np.random.default_rng(3)
+    w = 0.995 ** np.arange(2000)
+    skewed = rng.multinomial(10 ** 5, w / w.sum())
+    pinned = []
+    real_pin = likelihood._pin
+    monkeypatch.setattr(likelihood, "_pin", lambda *a: pinned.append(1) or real_pin(*a))
+    for counts in (skewed[skewed > 0], equal_counts(10 ** 5, 1250)):
+        sums = mech.simulate(rng.integers(0, 2 ** 62, counts.size), counts=counts, rng=rng).counts
+        est = likelihood.equal_frequency_estimate(sums, n=10 ** 5, p=mech.p, q=mech.q, L=mech.L,
+                                                  l=mech.l, mass=10 ** 5)
+        assert (est.fitted > likelihood.RANDOM_PICKS) == (len(pinned) == 0)
+    assert len(pinned) == 1

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 EstimatorResult = tuple[float, float, float, float, dict]   # value, se, visible, visible se, details
 
-RANDOM_PICKS = 1.0             # dispersion φ of values that users pick at random
 AGREE_WITHIN = 1.0             # S below V by up to this many joint sd: sampling, not skew,
                                # where the column sums show about equal frequencies
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
@@ -116,10 +115,10 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
     moves with S (in proportion), rather than the derivative of ω at one point, which overstates
     the spread where ω is steep. S keeps its precision weight a joint sd below V where the
     column sums show about equal frequencies: the dispersion φ was fitted and is at most that
-    of values picked at random (:data:`RANDOM_PICKS`); skewed data fit a larger one."""
+    of values picked at random (:data:`.likelihood.RANDOM_PICKS`); skewed data fit a larger one."""
     equal, equal_se, dispersion, fitted = likelihood.equal_frequency_estimate(
         counts, n=debiased.n, p=p, q=q, L=L, l=l, mass=mass)
-    equal_frequencies = fitted <= RANDOM_PICKS                 # False when not fitted (NaN)
+    equal_frequencies = fitted <= likelihood.RANDOM_PICKS      # False when not fitted (NaN)
     sv = math.hypot(visible_se, visible_hash_se)
     value, se, slope = combine(visible, sv, equal, equal_se, equal_frequencies)
     if equal > 0 and sv > 0 and equal_se > 0:

@@ -23,7 +23,8 @@ The estimate is the posterior median of D under a flat prior on log D over [0, l
 computed on grids of log D that zoom in on the highest peak (the grids also hold simple
 estimates of D, since with values far above the noise the likelihood is a comb of narrow
 peaks, D and aliases such as 2D, that a grid can step over): first of the Poissonized model,
-whose landscape is smooth, then of the de-Poissonized one around it (:func:`_pin`). Its
+then of the de-Poissonized one around it (:func:`_pin`) where the sums tell a column's count
+of values apart and the frequencies are not skewed. Its
 spread is the half distance between the posterior's 15.9% and 84.1% quantiles: where the
 data locate D, the maximum likelihood estimate and its standard error (Bernstein–von Mises);
 where the likelihood is nearly flat, as at low ε or with a full filter, a value inside the
@@ -51,6 +52,7 @@ GRID_POINTS = 16        # log D points per zooming grid
 FINAL_POINTS = 48       # log D points of the last grid, on the part that holds the posterior
 ZOOMS = 4               # grids at most
 DISPERSION = 0.5        # variance of a value's users over their mean: 0 equal, 1 Poisson
+RANDOM_PICKS = 1.0      # φ of values that users pick at random; a larger fit means skew
 DISPERSIONS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)   # the φ the profile likelihood chooses from
 FIT_DISPERSION_ABOVE = 0.25   # fit φ where (p − q)²f exceeds this share of a column's noise variance
 FIT_DISPERSION_USERS = 10     # ... and values have at least this many users each on average
@@ -378,7 +380,7 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     if (f >= FIT_DISPERSION_USERS and
             (p - q) ** 2 * f > FIT_DISPERSION_ABOVE * (f * p * (1 - p) + (n - f) * q * (1 - q))):
         grid, values, fit = _fit_dispersion(nll, grid, values, anchors)
-    if nll.separated(grid[np.argmin(values)]):
+    if nll.separated(grid[np.argmin(values)]) and not fit > RANDOM_PICKS:    # NaN: not fitted
         grid, values = _pin(nll, grid, values, top)
     low, median, high = _quantiles(grid, values)
     return EqualFrequency(float(median), float(high - low) / 2, nll.dispersion, fit)
@@ -395,9 +397,8 @@ def _quantiles(grid, values):
 def _pin(nll, grid, values, top):
     """The last grid and −log-likelihood of the de-Poissonized model (``nll.pinned``), zoomed
     within :data:`PIN_WINDOW` posterior widths of the Poissonized posterior, from its median
-    and the D the sums imply there (:func:`_implied`). The Poissonized landscape is smooth
-    enough for the grids to find its peak; the pinned one can be a peak narrower than any grid
-    step (±0.3 values at D = 8,000), which a search over the whole range misses."""
+    and the D the sums imply there (:func:`_implied`). The pinned peak can be narrower than any
+    grid step (±0.3 values at D = 8,000), which a search over the whole range misses."""
     low, median, high = np.log(_quantiles(grid, values))
     width = max(high - low, 1e-6)
     nll.pinned = True
