@@ -64,9 +64,10 @@ def test_search_finds_the_peak_just_below_the_collapse():
 
 def test_two_level_frequencies_do_not_pull_the_estimate_below_the_visible_count():
     """150 values of 100 users and 150 of 10 (detection limit f50 = 7.7, f90 = 15.6), ε = 8,
-    L = 4096: φ <= 1 is fitted and S counts the heavy level only (150), but the estimate is not
-    below the visible count by more than 2 of its se (with S keeping its weight however far
-    below V, it was: 167 on average against V = 192–244)."""
+    L = 4096: φ <= 1 is fitted and S counts the heavy level only (150), but V's test finds more
+    occupied columns than S reads, so the estimate is not below the visible count by more than
+    2 of its se (with S keeping its weight however far below V, it was: 167 on average against
+    V = 192–244)."""
     mech = BFRRCE(epsilon=8.0, L=4096)
     counts = np.r_[np.full(150, 100), np.full(150, 10)]
     rng = np.random.default_rng(4)

@@ -47,15 +47,14 @@ if TYPE_CHECKING:
 
 EstimatorResult = tuple[float, float, float, float, dict]   # value, se, visible, visible se, details
 
-AGREE_WITHIN = 1.0             # S below V by up to this many joint sd: sampling, not skew,
-                               # where the column sums show about equal frequencies
+AGREE_Z = 2.0                  # S and V read the same occupied columns within this many sd
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
 ASSUMPTION = ("all values have about equal frequencies or are above the detection limit "
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
 
 
 def combine(visible: float, visible_se: float, equal: float, equal_se: float,
-            equal_frequencies: bool = False) -> tuple[float, float, float]:
+            columns_agree: bool = False) -> tuple[float, float, float]:
     """Smooth combination of the visible count V and the equal-frequency estimate S.
 
     With Δ = S − V, σ = √(se_V² + se_S²), d = Δ/σ and w₀ = se_V²/σ² (the precision weight of S),
@@ -64,11 +63,9 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
     * ω(d) = Φ(d + Φ⁻¹(w₀)) for d >= 0 (S above V: hidden values, moving to S);
     * ω(d) = w₀ e^{−d²/2} for d < 0 (S below V: skewed frequencies, where S undercounts,
       staying at V);
-    * with ``equal_frequencies`` (the column sums show about equal frequencies), ω(d) = w₀ for
-      −a <= d < 0 and w₀ e^{−(d + a)²/2} below, a = :data:`AGREE_WITHIN`: S falls that far
-      below V by sampling, mostly where V's hash draw had fewer collisions than average, while
-      values near the detection limit that S misses (two levels of frequency, each about equal)
-      put it further below.
+    * ω(d) = w₀ for d < 0 with ``columns_agree``: S and V read the same occupied columns, so
+      S below V is V's collision luck (its inversion of the occupied columns into values), not
+      values that S misses.
 
     ω is continuous and equals w₀ where both agree, so the estimate is the precision-weighted
     mean there. Returns (value, se, g') with se by the delta method, g' = d(Δω)/dΔ = ω + d·ω'(d)
@@ -80,9 +77,8 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
         V and the standard error of its noise.
     equal, equal_se : float
         S and its standard error.
-    equal_frequencies : bool
-        The column sums show about equal frequencies (:func:`_combined`): S may fall a joint
-        sd below V and keep its precision weight.
+    columns_agree : bool
+        S's model and V's test find the same number of occupied columns (:func:`_combined`).
 
     Returns
     -------
@@ -99,36 +95,40 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
         omega = float(special.ndtr(shift))
         slope = omega + d * math.exp(-shift * shift / 2) / math.sqrt(2 * math.pi)
     else:
-        e = min(d + AGREE_WITHIN, 0.0) if equal_frequencies else d   # below V beyond sampling
-        omega = w0 * math.exp(-e * e / 2)
-        slope = omega * (1 - d * e)
+        omega = w0 if columns_agree else w0 * math.exp(-d * d / 2)
+        slope = omega if columns_agree else omega * (1 - d * d)
     se = math.sqrt((1 - slope) ** 2 * visible_se ** 2 + slope ** 2 * equal_se ** 2)
     return visible + (equal - visible) * omega, se, slope
 
 
-def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass, L, l, details):
+def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass, L, l, details, columns):
     """:func:`combine` of the visible count V and the equal-frequency estimate S
     (:func:`.likelihood.equal_frequency_estimate`, whose spread already holds the luck of the
     hash draw; V's standard error adds it, which matters most when the filter fills up and V is
     only a floor). The standard error of the estimate is by the delta method on the data, with
     numerical derivatives in V and S that include how the weight moves with them and how se_S
     moves with S (in proportion), rather than the derivative of ω at one point, which overstates
-    the spread where ω is steep. S keeps its precision weight a joint sd below V where the
-    column sums show about equal frequencies: the dispersion φ was fitted and is at most that
-    of values picked at random (:data:`.likelihood.RANDOM_PICKS`); skewed data fit a larger one."""
-    equal, equal_se, dispersion, fitted = likelihood.equal_frequency_estimate(
+    the spread where ω is steep. ``columns()`` gives (K̂, se) of the occupied columns of V's
+    test over all L columns (asked only when S is below V); where the pinned model's Σ_j Pr[k_j >= 1 | c_j] is within :data:`AGREE_Z`
+    joint sd of it, S keeps its precision weight below V: the two then read the same occupied
+    columns, and V's excess is its collision luck. Where S misses occupied columns (values near
+    the detection limit, or skew), they disagree and the estimate stays at V."""
+    equal, equal_se, dispersion, fitted, occupied, occupied_se = likelihood.equal_frequency_estimate(
         counts, n=debiased.n, p=p, q=q, L=L, l=l, mass=mass)
-    equal_frequencies = fitted <= likelihood.RANDOM_PICKS      # False when not fitted (NaN)
+    agree = False
+    if equal < visible and occupied == occupied:              # only S below V asks; NaN: not pinned
+        found, found_se = columns()
+        agree = abs(occupied - found) <= AGREE_Z * math.hypot(occupied_se, found_se)
     sv = math.hypot(visible_se, visible_hash_se)
-    value, se, slope = combine(visible, sv, equal, equal_se, equal_frequencies)
+    value, se, slope = combine(visible, sv, equal, equal_se, agree)
     if equal > 0 and sv > 0 and equal_se > 0:
         def estimate(v, s):
-            return combine(v, sv, s, equal_se * s / equal, equal_frequencies)[0]
+            return combine(v, sv, s, equal_se * s / equal, agree)[0]
         dv = (estimate(visible + sv / 10, equal) - estimate(visible - sv / 10, equal)) * 5
         ds = (estimate(visible, equal + equal_se / 10) - estimate(visible, equal - equal_se / 10)) * 5
         se = math.hypot(dv, ds)
     details.update(equal_frequency=equal, equal_frequency_stderr=equal_se, dispersion=dispersion,
-                   dispersion_fit=fitted, weight=slope)
+                   dispersion_fit=fitted, columns_agree=agree, weight=slope)
     return value, se, visible, sv, details
 
 
@@ -169,7 +169,8 @@ def estimate_fill(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray
     algorithm for database applications", ACM TODS 15(2), 1990.
     """
     visible, noise_se, hash_se, details = _visible_count(debiased, counts, pvalues, p, q, L, l)
-    return _combined(debiased, counts, visible, noise_se, hash_se, p, q, mass, L, l, details)
+    return _combined(debiased, counts, visible, noise_se, hash_se, p, q, mass, L, l, details,
+                     lambda: (details["occupied_columns"], details["occupied_columns_se"]))
 
 
 def _visible_count(debiased, counts, pvalues, p, q, L, l):
@@ -179,7 +180,7 @@ def _visible_count(debiased, counts, pvalues, p, q, L, l):
     visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l) + 0.0     # + 0.0: no −0.0
     slope = occupancy.values_slope(L - k, L, l)
     hash_se = math.sqrt(occupancy.occupancy_variance(visible, L, l)) * slope
-    return visible, k_se * slope, hash_se, {"occupied_columns": k,
+    return visible, k_se * slope, hash_se, {"occupied_columns": k, "occupied_columns_se": k_se,
                                             "saturated": (L - k) / L < SATURATED_BELOW}
 
 
@@ -248,7 +249,7 @@ def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, pvalues: np.nd
                "saturated": (m.size - k) / m.size < SATURATED_BELOW}
     luck_se = n_candidates * slope * math.sqrt(_empty_luck_variance(m, x, n_candidates))
     return _combined(debiased, counts, n_candidates * x, n_candidates * k_se * slope, luck_se, p, q, mass,
-                     L, l, details)
+                     L, l, details, lambda: occupancy.occupied_columns(pvalues, counts, debiased.n, q, p))
 
 
 def estimate_paper(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,

@@ -144,6 +144,11 @@ class EqualFrequency(NamedTuple):
     (values with at least :data:`FIT_DISPERSION_USERS` users each on average, far enough above
     the noise that (p − q)²f > :data:`FIT_DISPERSION_ABOVE` times a column's noise variance),
     else NaN."""
+    occupied: float
+    """Σ_j Pr[k_j >= 1 | c_j] at the median, the occupied columns the pinned model reads
+    (NaN where it was not pinned, or in the collapsed branch)."""
+    occupied_se: float
+    """Its standard deviation, (Σ_j Pr[k_j >= 1 | c_j](1 − Pr[k_j >= 1 | c_j]))^{1/2}."""
 
 
 class _Likelihood:
@@ -171,9 +176,10 @@ class _Likelihood:
         D = np.exp(np.asarray(log_d, dtype=float))
         lam, f = self.columns * D / self.L, self.mass / D
         out, self.implied = np.empty(D.size), np.empty(D.size)
+        self.occupied = np.full((2, D.size), np.nan)     # Σ_j Pr[k_j >= 1 | c] and its variance
         mixed = lam <= COLLAPSE_ABOVE
         if mixed.any():
-            out[mixed], self.implied[mixed] = self._mixture(lam[mixed], f[mixed])
+            out[mixed], self.implied[mixed], self.occupied[:, mixed] = self._mixture(lam[mixed], f[mixed])
         if (~mixed).any():
             out[~mixed], self.implied[~mixed] = self._collapsed(lam[~mixed], f[~mixed])
         return out
@@ -198,12 +204,14 @@ class _Likelihood:
         total = np.add.reduceat(law, starts, axis=1)
         out = -(self.weights @ (top + np.log(total)))
         if not self.pinned:
-            return out, np.full(lam.size, np.nan)
+            return out, np.full(lam.size, np.nan), np.full((2, lam.size), np.nan)
         law /= total[:, point]                                               # Pr[k | c_j]
         first = np.add.reduceat(law * k, starts, axis=1)
         spread = np.add.reduceat(law * (k * k), starts, axis=1) - first * first
         first = self.weights @ first
-        return out + self._depoissonize(lam, first, self.weights @ spread), first / self.columns
+        occupied = 1 - law[:, starts]                                        # Pr[k >= 1 | c_j]
+        return (out + self._depoissonize(lam, first, self.weights @ spread), first / self.columns,
+                np.stack([self.weights @ occupied, self.weights @ (occupied * (1 - occupied))]))
 
     def _collapsed(self, lam, f):
         n, p, q = self.n, self.p, self.q
@@ -365,7 +373,7 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     """
     top = math.log(max(mass, 1.0))
     if top <= 0:
-        return EqualFrequency(1.0, 0.0, DISPERSION, math.nan)
+        return EqualFrequency(1.0, 0.0, DISPERSION, math.nan, math.nan, math.nan)
     nll = _Likelihood(counts, n, p, q, L, l, mass)
     anchors = _anchors(counts, n, p, q, L, l, mass)
     edge = min(math.log(COLLAPSE_ABOVE * L / nll.columns) - 1e-3, top)     # the mixture's last λ
@@ -383,7 +391,11 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     if nll.separated(grid[np.argmin(values)]) and not fit > RANDOM_PICKS:    # NaN: not fitted
         grid, values = _pin(nll, grid, values, top)
     low, median, high = _quantiles(grid, values)
-    return EqualFrequency(float(median), float(high - low) / 2, nll.dispersion, fit)
+    occupied, occupied_var = math.nan, math.nan
+    if nll.pinned:                         # the last call was the pinned search's last grid
+        occupied, occupied_var = (float(np.interp(math.log(median), grid, row)) for row in nll.occupied)
+    return EqualFrequency(float(median), float(high - low) / 2, nll.dispersion, fit, occupied,
+                          math.sqrt(max(occupied_var, 0.0)) if occupied_var == occupied_var else math.nan)
 
 
 def _quantiles(grid, values):
