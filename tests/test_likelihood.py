@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from bfrrce import BFRRCE
+from bfrrce.datasets import load
 from bfrrce.estimation import likelihood
 
 
@@ -130,3 +131,20 @@ def test_skewed_frequencies_are_not_pinned(monkeypatch):
                                                   l=mech.l, mass=10 ** 5)
         assert (est.fitted > likelihood.RANDOM_PICKS) == (len(pinned) == 0)
     assert len(pinned) == 1
+
+
+def test_occupied_columns_tell_collision_luck_from_missed_values():
+    """S below V on equal frequencies (synthetic-2 shape, ε = 8, L = 4096, hash seed 0, where no
+    two of the 122 values collide and V = 123.9): the pinned model reads the same occupied
+    columns as V's test, ``columns_agree``, and ``value`` is within a value of D. On two levels
+    (150 × 100 users and 150 × 10) S reads fewer occupied columns than V finds: no agreement."""
+    mech = BFRRCE(epsilon=8.0, L=4096)
+    rng = np.random.default_rng(0)
+    values, counts = np.unique(load("synthetic-2").values, return_counts=True)
+    for _ in range(5):
+        est = mech.estimate(mech.simulate(values, counts=counts, rng=rng))
+        assert est.details["equal_frequency"] < est.visible.value
+        assert est.details["columns_agree"] and abs(est.value - 122) < 1
+    two_level = np.r_[np.full(150, 100), np.full(150, 10)]
+    est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, 300), counts=two_level, rng=rng))
+    assert est.details["equal_frequency"] < est.visible.value and not est.details["columns_agree"]
