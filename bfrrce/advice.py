@@ -81,7 +81,7 @@ class Suggestion:
         How sure the choice is when simulated: the probability that the winner's expected score
         is below the runner-up's (normal approximation of the paired difference). NaN when
         analytic: the model has no sampling error, and ``margin`` says how close the runner-up is
-        (the model's ranking agrees with the simulation's, Spearman 0.81–0.94 in
+        (the model's ranking agrees with the simulation's, Spearman 0.78–0.94 in
         docs/evaluation.md).
     margin : float
         Relative margin of the runner-up over the winner, (score₂ − score₁)/score₁.
