@@ -31,13 +31,11 @@ def missed(mech, n, D, runs, seed):
     out = []
     for r in range(runs):
         counts = mech.simulate(rng.integers(0, 2 ** 62, D), counts=counts_of, rng=rng).counts
-        est = likelihood.equal_frequency_estimate(counts, n=n, p=mech.p, q=mech.q, L=mech.L,
-                                                  l=mech.l, mass=n)
-        nll = likelihood._Likelihood(counts, n, mech.p, mech.q, mech.L, mech.l, n)
-        nll.dispersion, nll.pinned = est.dispersion, True
-        at_s, at_d = nll(np.log([est.value, D]))
-        if at_s > at_d + likelihood.KEEP_WITHIN:
-            out.append((r, est.value, est.spread, at_s - at_d))
+        args = dict(n=n, p=mech.p, q=mech.q, L=mech.L, l=mech.l, mass=n)
+        est = likelihood.equal_frequency_estimate(counts, **args)
+        deficit = likelihood.search_deficit(counts, est, D, **args)
+        if deficit > likelihood.KEEP_WITHIN:
+            out.append((r, est.value, est.spread, deficit))
     return out
 
 

@@ -36,7 +36,7 @@ def test_bounds_cover_for_every_method(method, eps):
     assert hits / runs >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / runs)
 
 
-@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.1695), (4.0, 256, 0.0471),
+@pytest.mark.parametrize("eps, L, measured", [(2.0, 256, 0.1755), (4.0, 256, 0.0490),
                                                (8.0, 1024, 0.0006)])
 def test_value_accuracy(eps, L, measured):
     """AARE of ``value`` over 50 seeded runs with new random values each run (hash collisions
@@ -56,7 +56,7 @@ def test_value_accuracy(eps, L, measured):
 def test_standard_error_matches_spread():
     """Reported se against the measured sd of ``value`` over 200 runs (ε = 8, every value
     visible; 2,000 users, 16 a value, so that some columns' counts of values are in doubt):
-    within 0.8–1.25 (measured 0.90). With the synthetic-2 shape, 82 users a value, D is read
+    within 0.8–1.25 (measured 0.92). With the synthetic-2 shape, 82 users a value, D is read
     exactly: sd 0.09 against the integer step's √(1/12) = 0.29, tested in
     test_estimation_bounds.py."""
     mech = BFRRCE(epsilon=8.0, L=1024)
