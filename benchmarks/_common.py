@@ -40,10 +40,10 @@ def bandwidth(repeats):
 def column_counter():
     """Which column counter the benchmark runs with, loading the compiled one up front.
 
-    The kernel is loaded as a long-running server would (:func:`protocols.accel.load`), unless
+    The kernel is loaded as a long-running server would (:func:`protocols.bits.accel.load`), unless
     ``BFRRCE_ACCEL=numpy`` or numba is not installed. Returns "numba" or "numpy".
     """
-    from protocols import accel
+    from protocols.bits import accel
     if accel.mode() == "numpy" or not accel.available():
         return "numpy"
     accel.load()

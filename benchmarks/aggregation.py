@@ -9,11 +9,11 @@ threads with ``prange``, each as a share of the memory bandwidth (numpy copy of 
 array: bytes read + written), timed interleaved with them: on a shared machine both vary from
 minute to minute. Medians of ``--repeats``.
 Then, per batch of one ``ColumnCounter.add`` call, the numpy counter's time over the kernel's
-at batch sizes 4 KiB to 4 MiB and L from 256 to 32768 (what ``protocols.accel.MIN_BATCH_BYTES``
+at batch sizes 4 KiB to 4 MiB and L from 256 to 32768 (what ``protocols.bits.accel.MIN_BATCH_BYTES``
 is set from). Then the fixed cost of the compiled path, each in a fresh process: importing numba alone, and
 importing it, loading the kernel and counting 1,000 reports with an empty on-disk cache
 (compilation) and with a warm one, and the bytes numpy counts in that time (what
-``protocols.accel.LOAD_AFTER_BYTES`` is set from). Last, whether a small count in the default
+``protocols.bits.accel.LOAD_AFTER_BYTES`` is set from). Last, whether a small count in the default
 mode imports numba (it must not).
 """
 
@@ -28,21 +28,21 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._common import timed
-from protocols import accel, bits
+from protocols.bits import accel, packing as bits
 
 ROOT = Path(__file__).resolve().parents[1]
 
 FIRST_CALL = """
 import time
 import numpy as np
-from protocols import accel
+from protocols.bits import accel
 t = time.perf_counter()
 count = accel.load()
 count(np.zeros((1000, 128), np.uint8))
 print(time.perf_counter() - t)
 """
 IMPORT_NUMBA = "import time; t = time.perf_counter(); import numba; print(time.perf_counter() - t)"
-SMALL_RUN = ("import sys, numpy as np; from protocols import bits; "
+SMALL_RUN = ("import sys, numpy as np; from protocols.bits import packing as bits; "
              "bits.column_sums(np.zeros((1000, 128), np.uint8), 1024); print('numba' in sys.modules)")
 
 
@@ -54,7 +54,7 @@ def two_threads():
     """
     import numba
     numba.config.THREADING_LAYER = "workqueue"
-    from protocols._numba_kernel import count_words, super_rows
+    from protocols.bits.numba_kernel import count_words, super_rows
 
     @numba.njit(parallel=True)
     def parallel(words, parts):
@@ -141,7 +141,7 @@ def main(argv=None):
               + f" {rate['numba'] / rate['numpy']:11.2f}")
     del os.environ[accel.ENV]
     print(f"one ColumnCounter.add per batch: numpy time / kernel time (> 1: the kernel is faster), "
-          f"medians of {args.repeats}; protocols.accel.MIN_BATCH_BYTES: {accel.MIN_BATCH_BYTES >> 10} KiB")
+          f"medians of {args.repeats}; protocols.bits.accel.MIN_BATCH_BYTES: {accel.MIN_BATCH_BYTES >> 10} KiB")
     print(f"{'L':>5} " + " ".join(f"{f'{kib} KiB':>8}" for kib in BATCH_KIB))
     for L, row in batch_ratios(args.repeats).items():
         print(f"{L:5d} " + " ".join(f"{r:8.2f}" for r in row))
@@ -153,7 +153,7 @@ def main(argv=None):
           f"kernel and count 1,000 reports: {cold:.2f} s with an empty cache, {warm:.2f} s with a "
           f"warm one")
     print(f"numpy counts {warm * numpy_rate[1024] / 2 ** 30:.1f} GiB at L = 1024 in that time "
-          f"(protocols.accel.LOAD_AFTER_BYTES: {accel.LOAD_AFTER_BYTES / 2 ** 30:.1f} GiB)")
+          f"(protocols.bits.accel.LOAD_AFTER_BYTES: {accel.LOAD_AFTER_BYTES / 2 ** 30:.1f} GiB)")
     print(f"a small count in the default mode imports numba: {fresh(SMALL_RUN)}")
 
 

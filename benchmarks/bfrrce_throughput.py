@@ -18,7 +18,7 @@ import numpy as np
 
 from benchmarks._common import bandwidth, column_counter, median_time
 from bfrrce import BFRRCE
-from protocols.bits import _lane_sums
+from protocols.bits.packing import _lane_sums
 
 
 def main(argv=None):

@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 from bfrrce import BFRRCE, ColumnSums, PrivacyWarning
-from protocols.ue import simulate_column_sums
+from protocols.core.perturbation import simulate_column_sums
 
 ITEMS_PER_PARTY = 4
 

@@ -186,11 +186,35 @@ def run(cases, seed=0):
     return counts
 
 
+def self_check(folder):
+    """The classifier sees invalid acceptances and crashes: a reader that accepts anything, or
+    runs out of memory, is reported as such (raises AssertionError otherwise)."""
+    global load_column_sums
+    kind, valid = seeds(np.random.default_rng(0))[3]
+    damaged = _with_crc(valid[:-4] + b"\0")
+    assert kind == "sums" and read(kind, valid, folder) == "accepted, valid"
+    assert read(kind, damaged, folder) == "refused"
+    honest, parsed = load_column_sums, load_column_sums(valid)
+
+    def exhausted(data):
+        raise MemoryError
+    try:
+        load_column_sums = lambda data: parsed                          # noqa: E731 - accepts anything
+        assert read(kind, damaged, folder) == "accepted, INVALID"
+        load_column_sums = exhausted
+        assert read(kind, valid, folder) == "crash: MemoryError"
+    finally:
+        load_column_sums = honest
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder:
+        self_check(folder)
+    print("classifier self-check passed (an accept-anything reader and a crash are both seen)")
     counts = run(args.cases, args.seed)
     outcomes = sorted({o for _, _, o in counts})
     print(f"{args.cases:,} mutated files, seed {args.seed}")

@@ -1,5 +1,5 @@
 """Data poisoning (Cao, Jia, Gong, USENIX Security 2021) against BFRRCE: every attack shape, with
-and without each defence of :mod:`bfrrce.robust`, beside the worst-case bound of
+and without each defence of :mod:`bfrrce.poisoning`, beside the worst-case bound of
 docs/manipulation.md.
 
     python -m benchmarks.poisoning [--trials 10] [--alpha 0.001] [--epsilons 4,8]
@@ -28,30 +28,10 @@ import argparse
 import numpy as np
 
 from bfrrce import BFRRCE
-from bfrrce.robust import concentrated_fakes, plausible_weight, report_weights, weight_bounds, weight_excess
-from protocols import bits
+from bfrrce.poisoning import (ATTACKS, concentrated_fakes, fake_reports, plausible_weight, report_weights, shift_bound,
+                              weight_bounds, weight_excess)
 
-ATTACKS = ("all-ones", "chosen", "honest-w", "max-w", "spread-max")
 DEFENCES = ("none", "weight", "cooccurrence", "both")
-
-
-def fake_reports(kind, count, L, honest_weight, max_weight, rng):
-    """``count`` fake reports of one attack shape (module docstring), packed."""
-    mask = np.zeros((count, L), dtype=bool)
-    if kind == "all-ones":
-        mask[:] = True
-    elif kind == "spread-max":
-        order = np.argsort(rng.random((count, L)), axis=1)[:, :max_weight]
-        mask[np.arange(count)[:, None], order] = True
-    else:
-        width = {"chosen": 100, "honest-w": max(1, int(round(honest_weight))), "max-w": max_weight}[kind]
-        mask[:, rng.choice(L, width, replace=False)] = True
-    return bits.pack(mask)
-
-
-def shift_bound(mech, fakes):
-    """Largest move of any t̂_j that ``fakes`` reports can cause: m·max(q, 1 − q)/(p − q)."""
-    return fakes * max(mech.q, 1 - mech.q) / (mech.p - mech.q)
 
 
 def kept_mask(mech, reports, defence, alpha):

@@ -7,7 +7,7 @@ For BFRRCE (``L`` bits, l = 1) and OUE (d = ``L``) at each ε, reports/s of ``pr
 values with:
 
 * ``seeded``: a seeded numpy Generator (simulations and tests);
-* ``secure``: ``rng=None``, the clients' default (:class:`protocols.randomness.SystemRandom`,
+* ``secure``: ``rng=None``, the clients' default (:class:`protocols.core.randomness.SystemRandom`,
   a ChaCha20 keystream keyed from ``os.urandom``);
 * ``secure, os.urandom``: the same samplers with every byte from ``os.urandom`` instead of
   ChaCha20 (what the package would do without the ``cryptography`` dependency);
@@ -38,8 +38,8 @@ from unittest import mock
 
 import numpy as np
 
-import protocols.randomness as randomness
-import protocols.ue as ue
+import protocols.core.randomness as randomness
+import protocols.core.perturbation as perturbation
 from bfrrce import BFRRCE
 from protocols import OUE
 
@@ -86,7 +86,7 @@ def privatize_paths(baseline):
     if baseline is not None:
         def old(src, shape, ones, p, q):
             return baseline.randomized_response_packed(baseline.SystemRandom(), shape, ones, p, q)
-        paths["baseline"] = (lambda: mock.patch.object(ue, "randomized_response_packed", old),
+        paths["baseline"] = (lambda: mock.patch.object(perturbation, "randomized_response_packed", old),
                              lambda i: None)
     return paths
 
@@ -155,7 +155,7 @@ def main(argv=None):
             t = medians({p: lambda i, p=p, c=call: c(i, path=p) for p in paths}, args.repeats, clock)
             rows.append((f"{name} eps={eps:g}", {p: args.n / s for p, s in t.items()},
                          bytes_per_report(mech, values)))
-    table(f"privatize, reports/s (q = 1/(e^eps + 1) for OUE; BFRRCE's q is the same at l = 1)",
+    table("privatize, reports/s (q = 1/(e^eps + 1) for OUE; BFRRCE's q is the same at l = 1)",
           rows, list(paths), per=True)
 
     draws = 16 * args.n

@@ -13,8 +13,10 @@ from .advice import suggest_parameters
 from .bloom import BloomFilter
 from .estimation import CardinalityEstimate
 from .mechanism import BFRRCE, estimate_distinct
+from .poisoning import cooccurrence_test, screen_concentrated, screen_reports, weight_excess
 from .sums import ColumnSums, Debiased
 
 __all__ = ["BFRRCE", "BloomFilter", "CardinalityEstimate", "ColumnSums", "Debiased",
-           "PrivacyWarning", "estimate_distinct", "suggest_parameters"]
+           "PrivacyWarning", "cooccurrence_test", "estimate_distinct", "screen_concentrated",
+           "screen_reports", "suggest_parameters", "weight_excess"]
 __version__ = "0.1.0"

@@ -47,11 +47,11 @@ from functools import lru_cache
 import numpy as np
 from scipy import special, stats
 
-from protocols._validate import check_epsilon, check_int
+from protocols.core.validation import check_epsilon, check_int
 from protocols.errors import LDPValueError
-from protocols.ue import count_variance, simulate_column_sums
+from protocols.core.perturbation import count_variance, simulate_column_sums
 
-from .accounting import PERTURBATIONS
+from .calibration import PERTURBATIONS
 from .estimation import combine
 from .estimation.occupancy import P_GRID
 from .mechanism import BFRRCE

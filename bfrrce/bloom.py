@@ -1,7 +1,7 @@
 """Bloom filters with l seeded MurmurHash3 hashes, vectorised over batches, packed bits.
 
 Bit k of a value's filter is set at ``mmh3.hash(key, seed + k, signed=False) % L`` for
-k = 0..l−1, with the canonical key bytes of :mod:`protocols.hashing`: ``bytes`` as is, ``str``
+k = 0..l−1, with the canonical key bytes of :mod:`protocols.core.hashing`: ``bytes`` as is, ``str``
 as UTF-8, integers as 8-byte little-endian signed two's complement. A client in another
 language reproduces a filter from these three lines. Packed filters use little-endian bit
 order (bit j is bit ``j % 8`` of byte ``j // 8``).
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols._validate import check_int
+from protocols.core.validation import check_int
 from protocols.errors import LDPValueError
-from protocols.hashing import hash_buffer, hash_keys
+from protocols.core.hashing import hash_buffer, hash_keys
 
 _MEMO: dict = {}        # id(array) -> (weak reference to it, {seed: uint32 hashes})
 
@@ -31,7 +31,7 @@ def memoize(values) -> np.ndarray:
     Parameters
     ----------
     values : sequence or numpy.ndarray
-        Keys (:mod:`protocols.hashing`).
+        Keys (:mod:`protocols.core.hashing`).
 
     Returns
     -------
@@ -132,7 +132,7 @@ class BloomFilter:
         return list(range(self.seed, self.seed + self.l))
 
     def key_positions(self, data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """Bit positions of keys stored back to back (:func:`protocols.hashing.hash_buffer`).
+        """Bit positions of keys stored back to back (:func:`protocols.core.hashing.hash_buffer`).
 
         Parameters
         ----------

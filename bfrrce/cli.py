@@ -23,7 +23,7 @@ import numpy as np
 
 from protocols.errors import LDPError
 
-from .accounting import PERTURBATIONS
+from .calibration import PERTURBATIONS
 from .datasets import load as load_dataset
 from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
 from .io.atomic import check_outputs, write_atomic

@@ -41,7 +41,7 @@ import numpy as np
 from scipy import stats
 
 from protocols.errors import LDPValueError, PrivacyWarning
-from protocols.ue import simulate_column_sums
+from protocols.core.perturbation import simulate_column_sums
 
 from .advice import suggest_parameters
 from .bloom import memoize

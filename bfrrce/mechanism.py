@@ -1,8 +1,8 @@
 """BFRRCE: Bloom filter randomized response for cardinality estimation, client and server.
 
 One immutable object holds the parameters and derives everything else once: the Bloom filter,
-the flip probabilities (p, q) and the user-level ε (:mod:`bfrrce.accounting`), and the unary
-encoding oracle of :mod:`protocols.ue` that perturbs the filters and sums the columns.
+the flip probabilities (p, q) and the user-level ε (:mod:`bfrrce.calibration`), and the unary
+encoding oracle of :mod:`protocols.oracles.unary` that perturbs the filters and sums the columns.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from protocols import bits
-from protocols._validate import check_int, check_probability
-from protocols.base import Mechanism, user_counts
+from protocols.bits import packing as bits
+from protocols.core.validation import check_int, check_probability
+from protocols.core.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
-from protocols.randomness import RNG, generator, randomized_response_packed, source
-from protocols.ue import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
+from protocols.core.randomness import RNG, generator, randomized_response_packed, source
+from protocols.core.perturbation import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
 
-from .accounting import budget
+from .calibration import budget
 from .bloom import BloomFilter
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
@@ -98,7 +98,7 @@ class BFRRCE(Mechanism):
         The filter of (L, l, seed).
     p, q : float
         Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0], from ε, l, perturbation and unit
-        (:func:`bfrrce.accounting.budget`).
+        (:func:`bfrrce.calibration.budget`).
 
     Raises
     ------
@@ -159,7 +159,7 @@ class BFRRCE(Mechanism):
             lists what is refused).
         rng : None, int, SeedSequence, Generator or SystemRandom
             None (clients): a ChaCha20 stream keyed from ``os.urandom``
-            (:class:`protocols.randomness.SystemRandom`); seeds are for simulations only.
+            (:class:`protocols.core.randomness.SystemRandom`); seeds are for simulations only.
 
         Returns
         -------
@@ -339,7 +339,7 @@ class BFRRCE(Mechanism):
 
         With t_j the users whose filter has bit j, c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q)
         independently over j: the exact law of the column sums of :meth:`privatize`'s reports
-        (:func:`protocols.ue.simulate_column_sums`). Cost O(distinct·l + L), so 10^9 users take
+        (:func:`protocols.oracles.unary.simulate_column_sums`). Cost O(distinct·l + L), so 10^9 users take
         milliseconds.
 
         Parameters

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from protocols._validate import check_int
-from protocols.base import Mechanism, SupportCounts
+from protocols.core.validation import check_int
+from protocols.core.base import Mechanism, SupportCounts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
-from protocols.ue import count_variance, debias_counts
+from protocols.core.perturbation import count_variance, debias_counts
 
 MAX_REPORTS = 2 ** 53          # n and every count stay exact in float64 (the estimators' arithmetic)
 _BATCH = re.compile(r"[0-9a-f]{32}")
@@ -209,6 +209,6 @@ def null_variance(n: int, p: float, q: float) -> float:
 
 
 def debias(counts, n, p, q) -> Debiased:
-    """:class:`Debiased` column sums (:func:`protocols.ue.debias_counts`), with the null variance."""
+    """:class:`Debiased` column sums (:func:`protocols.oracles.unary.debias_counts`), with the null variance."""
     t_hat, var = debias_counts(counts, n, p, q)
     return Debiased(t_hat, var, null_variance(n, p, q), n)

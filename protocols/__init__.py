@@ -14,23 +14,27 @@ Also: mean mechanisms (:mod:`.mean`, :mod:`.telemetry`), sketches over any keys
 (:mod:`.audit`) and a per-user budget across collections (:mod:`.budget`).
 """
 
-from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
-from .base import Estimate, FrequencyOracle, Mechanism, SupportCounts
-from .budget import BudgetExceeded, PrivacyAccountant
-from .consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
-from .errors import (FormatError, IncompatibleError, InputError, LDPError, LDPTypeError, LDPValueError,
+from protocols.audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
+from protocols.core.base import Estimate, FrequencyOracle, Mechanism, SupportCounts
+from protocols.accountant import BudgetExceeded, PrivacyAccountant
+from protocols.consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
+from protocols.errors import (FormatError, IncompatibleError, InputError, LDPError, LDPTypeError, LDPValueError,
                      PrivacyWarning)
-from .grr import GRR, RandomizedResponse
-from .hadamard import HadamardResponse
-from .he import SHE, THE
-from .lh import BLH, OLH, LocalHashing
-from .mean import DuchiMean, LaplaceMean, MeanAggregate, PiecewiseMean
-from .rappor import RAPPOR, CandidateEstimates, RapporReports
-from .randomness import SystemRandom
-from .sketch import CMS, HCMS
-from .ss import SubsetSelection
-from .telemetry import DBitFlip, MemoizedDBitFlip, MemoizedOneBitMean, OneBitMean
-from .ue import OUE, SUE, BasicRAPPOR, UnaryEncoding
+from protocols.oracles.grr import GRR, RandomizedResponse
+from protocols.oracles.hadamard import HadamardResponse
+from protocols.oracles.histogram_encoding import SHE, THE
+from protocols.oracles.local_hashing import BLH, OLH, LocalHashing
+from protocols.mean.base import MeanAggregate
+from protocols.mean.duchi import DuchiMean
+from protocols.mean.laplace import LaplaceMean
+from protocols.mean.piecewise import PiecewiseMean
+from protocols.oracles.rappor import RAPPOR, CandidateEstimates, RapporReports
+from protocols.core.randomness import SystemRandom
+from protocols.oracles.count_mean_sketch import CMS, HCMS
+from protocols.oracles.subset_selection import SubsetSelection
+from protocols.oracles.dbitflip import DBitFlip, MemoizedDBitFlip
+from protocols.mean.one_bit import MemoizedOneBitMean, OneBitMean
+from protocols.oracles.unary import OUE, SUE, BasicRAPPOR, UnaryEncoding
 
 DirectEncoding = GRR
 

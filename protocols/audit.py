@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from .base import Mechanism
-from .errors import LDPValueError
+from protocols.core.base import Mechanism
+from protocols.errors import LDPValueError
 
 
 def exact_epsilon(distribution: Callable[[Any], dict], inputs: Iterable) -> float:

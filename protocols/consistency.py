@@ -22,7 +22,7 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .errors import LDPValueError
+from protocols.errors import LDPValueError
 
 
 def _vector(estimates):

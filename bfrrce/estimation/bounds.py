@@ -27,7 +27,7 @@ import math
 import numpy as np
 from scipy import optimize, special, stats
 
-from protocols.ue import count_variance
+from protocols.core.perturbation import count_variance
 
 from . import moments, occupancy
 

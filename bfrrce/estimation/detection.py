@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.optimize import brentq
 
-from protocols.ue import count_variance
+from protocols.core.perturbation import count_variance
 
 if TYPE_CHECKING:
     from ..sums import Debiased
@@ -132,7 +132,8 @@ def _users_needed(n, p, q, l, levels, alpha):
     """The roots of :func:`detection_limit` (cached: every estimate of a run asks again)."""
     out = []
     for level in levels:
-        gap = lambda f: detection_probability(f, n, p, q, l, alpha) - level  # noqa: E731
+        def gap(f, level=level):
+            return detection_probability(f, n, p, q, l, alpha) - level
         if gap(float(n)) < 0:
             out.append(math.inf)
         elif gap(0.0) >= 0:

@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special, stats
 
-from protocols.ue import debias_counts
+from protocols.core.perturbation import debias_counts
 
 from . import moments
 
@@ -332,7 +332,7 @@ def _fit_dispersion(nll, grid, values, anchors):
     overcounts exactly equal frequencies. A fit above :data:`DISPERSION` says the frequencies
     are skewed, where the model is wrong whatever φ; the estimate keeps φ = 0.5 there (with the
     fitted φ, up to 8, it undercounted more: frequencies 1..100, ε = 8, L = 4096: 260 for 300
-    values against 298, 20 runs in tests/test_likelihood.py)."""
+    values against 298, 20 runs in tests/bfrrce/estimation/test_likelihood.py)."""
     at = np.linspace(0, grid.size - 1, PROFILE_POINTS).round().astype(int)
     points = grid[at]
     best, best_value = nll.dispersion, values[at].min()
@@ -402,7 +402,7 @@ def search_deficit(counts: np.ndarray, estimate: EqualFrequency, D: float, *, n:
                    q: float, L: int, l: int, mass: float) -> float:
     """−log-likelihood of the de-Poissonized model at ``estimate.value`` minus at D (with the
     estimate's φ): above :data:`KEEP_WITHIN` the search missed the peak at a known true D
-    (tests/test_likelihood.py, benchmarks/likelihood_search.py).
+    (tests/bfrrce/estimation/test_likelihood.py, benchmarks/likelihood_search.py).
 
     Parameters
     ----------

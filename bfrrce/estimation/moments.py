@@ -15,7 +15,7 @@ import math
 import numpy as np
 from scipy import optimize
 
-from protocols.ue import count_variance
+from protocols.core.perturbation import count_variance
 
 
 def second_moment(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float,

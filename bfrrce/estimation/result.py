@@ -1,5 +1,5 @@
 """The result objects of the cardinality estimators (field names shared with
-:class:`protocols.base.Estimate`: ``value``, ``std_error``, ``interval``)."""
+:class:`protocols.core.base.Estimate`: ``value``, ``std_error``, ``interval``)."""
 
 from __future__ import annotations
 

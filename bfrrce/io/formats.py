@@ -8,13 +8,17 @@ offset  size    field
 ======  ======  ==========================================================================
 0       8       magic ``b"BFRRCE\\x00\\x01"`` (name, format family)
 8       2       version (1)
-10      1       kind: 1 = column sums, 2 = packed reports
+10      1       kind: 1 = column sums, 2 = packed reports, 3 = the aggregate of a
+                ``protocols`` mechanism (:class:`protocols.SupportCounts`)
 11      4       length J of the parameter header
 15      J       UTF-8 JSON: "mechanism" (epsilon, per_bit_epsilon or null, L, l, seed,
                 perturbation, unit, p, q; floats as hex) and the batch identifiers: "batch" (reports: 32 hex digits, random,
-                one per file) or "batches" (column sums: every batch already counted)
+                one per file) or "batches" (column sums: every batch already counted);
+                kind 3: "class" (the mechanism's class name, :mod:`protocols.core.registry`),
+                "params" (its constructor arguments) and "shape" (of the counts)
 15+J    8       n: reports (kind 1: reports aggregated; kind 2: rows)
-23+J    P       payload: kind 1, L int64 counts; kind 2, n·ceil(L/8) packed bytes
+23+J    P       payload: kind 1, L int64 counts; kind 2, n·ceil(L/8) packed bytes; kind 3,
+                the counts as int64 in C order
 23+J+P  4       CRC-32 of every byte before it
 ======  ======  ==========================================================================
 
@@ -38,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import struct
@@ -47,8 +52,10 @@ from pathlib import Path
 
 import numpy as np
 
-from protocols import bits
-from protocols._validate import check_int
+from protocols import SupportCounts
+from protocols.bits import packing as bits
+from protocols.core.registry import mechanism_from_params, mechanism_params
+from protocols.core.validation import check_int
 from protocols.errors import (FormatError, IncompatibleError, LDPError, LDPTypeError, LDPValueError,
                              PrivacyWarning)
 
@@ -57,11 +64,12 @@ from ..sums import ColumnSums, check_batch
 
 MAGIC = b"BFRRCE\x00\x01"
 VERSION = 1
-COLUMN_SUMS, REPORTS = 1, 2
+COLUMN_SUMS, REPORTS, SUPPORT_COUNTS = 1, 2, 3
 MAX_HEADER = 1 << 24            # bytes of JSON header (about 450,000 batch identifiers)
 MAX_CHUNK_BYTES = 1 << 26      # a chunk of reports holds at most 64 MiB
 MAX_DEPTH = 2                   # {"mechanism": {...}, "batches": [...]}: nothing nests deeper
-_KEYS = {COLUMN_SUMS: {"mechanism", "batches"}, REPORTS: {"mechanism", "batch"}}
+_KEYS = {COLUMN_SUMS: {"mechanism", "batches"}, REPORTS: {"mechanism", "batch"},
+         SUPPORT_COUNTS: {"class", "params", "shape"}}
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
@@ -73,7 +81,11 @@ def _params(mech):
 
 
 def _dump(mech, kind, n, payload, **ids):
-    header = json.dumps({"mechanism": _params(mech), **ids}, sort_keys=True).encode()
+    return _container(kind, n, payload, {"mechanism": _params(mech), **ids})
+
+
+def _container(kind, n, payload, fields):
+    header = json.dumps(fields, sort_keys=True).encode()
     if len(header) > MAX_HEADER:
         raise LDPValueError(f"header of {len(header)} bytes exceeds the format's {MAX_HEADER}")
     body = (MAGIC + struct.pack("<HBI", VERSION, kind, len(header)) + header
@@ -149,6 +161,13 @@ def _parse_prefix(data, kind, mechanism):
 
 
 def _load(data, kind, mechanism):
+    data = _checked(data)
+    mech, n, header, offset = _parse_prefix(data[:-4], kind, mechanism)
+    return mech, n, data[offset:-4], header
+
+
+def _checked(data):
+    """``data`` as bytes, refused unless magic, version and checksum hold."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise LDPTypeError(f"expected bytes, got {type(data).__name__}")
     data = bytes(data)
@@ -159,8 +178,7 @@ def _load(data, kind, mechanism):
         raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
     if zlib.crc32(data[:-4]) != struct.unpack_from("<I", data, len(data) - 4)[0]:
         raise FormatError("checksum mismatch: the file is corrupted or truncated")
-    mech, n, header, offset = _parse_prefix(data[:-4], kind, mechanism)
-    return mech, n, data[offset:-4], header
+    return data
 
 
 def _remaining(fh):
@@ -379,3 +397,57 @@ def add_file(sums: ColumnSums, data: bytes) -> ColumnSums:
     """``sums`` plus the reports of a report file held in memory; refuses a batch already counted."""
     _, reports, batch = load_reports(data, sums.mechanism)
     return sums.merge(sums.mechanism.aggregate(reports).as_batch(batch))
+
+
+def dump_aggregate(aggregate: SupportCounts) -> bytes:
+    """The file (kind 3) of the aggregate of a ``protocols`` mechanism.
+
+    Parameters
+    ----------
+    aggregate : protocols.SupportCounts
+        Counts of a registered mechanism (:mod:`protocols.core.registry`) whose constructor
+        arguments are JSON numbers, strings, booleans or null.
+
+    Returns
+    -------
+    bytes
+    """
+    if isinstance(aggregate, ColumnSums) or not isinstance(aggregate, SupportCounts):
+        hint = " (column sums of BFRRCE: dump_column_sums)" if isinstance(aggregate, ColumnSums) else ""
+        raise LDPTypeError(f"expected the SupportCounts of a protocols mechanism, got {type(aggregate).__name__}{hint}")
+    mech = aggregate.mechanism
+    counts = np.ascontiguousarray(aggregate.counts, dtype="<i8")
+    return _container(SUPPORT_COUNTS, aggregate.n, counts.tobytes(),
+                      {"class": type(mech).__name__, "params": mechanism_params(mech),
+                       "shape": list(counts.shape)})
+
+
+def load_aggregate(data: bytes) -> SupportCounts:
+    """Read :func:`dump_aggregate`: the counts, with their mechanism rebuilt from the header.
+
+    Raises
+    ------
+    FormatError
+        Any damage (magic, version, kind, header, checksum, payload length), an unknown class or
+        parameters the class refuses.
+    IncompatibleError
+        Counts whose shape does not fit the mechanism.
+    """
+    data = _checked(data)[:-4]
+    hlen = _check_start(data, SUPPORT_COUNTS)
+    if len(data) < 23 + hlen:
+        raise FormatError("truncated header")
+    try:
+        header = _json_header(data[15:15 + hlen], SUPPORT_COUNTS)
+        mech = mechanism_from_params(header["class"], header["params"])
+        shape = tuple(check_int(s, "shape", 0) for s in header["shape"])
+    except (ValueError, KeyError, TypeError, AttributeError, ArithmeticError, LDPError) as exc:
+        raise FormatError(f"bad aggregate header: {exc}") from None
+    (n,) = struct.unpack_from("<Q", data, 15 + hlen)
+    payload = data[23 + hlen:]
+    if len(payload) != 8 * math.prod(shape):
+        raise FormatError(f"payload has {len(payload)} bytes, expected {8 * math.prod(shape)}")
+    expected = mech.empty_aggregate().counts.shape
+    if shape != expected:
+        raise IncompatibleError(f"counts of shape {shape} for {mech!r}, which needs {expected}")
+    return SupportCounts(mech, np.frombuffer(payload, dtype="<i8").reshape(shape).astype(np.int64), n)

@@ -20,12 +20,11 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 
-from protocols.randomness import generator, source
-from protocols.ue import perturb_positions, simulate_column_sums
+from protocols.core.randomness import generator, source
+from protocols.core.perturbation import perturb_positions, simulate_column_sums
 
 from ..mechanism import BFRRCE
 from ..sums import ColumnSums
@@ -97,7 +96,7 @@ def file_sums(mech: BFRRCE, path, column: str | None = None, rng=None, reports: 
     rng : None, int or Generator
         ``reports=False``: the numpy Generator of the binomial draws (None: OS-seeded).
         ``reports=True``: the source of the reports (None: the secure default of
-        :func:`protocols.randomness.source`).
+        :func:`protocols.core.randomness.source`).
     reports : bool
         False: draw the sums from their exact law given the filters' column counts t
         (Binomial(t_j, p) + Binomial(n − t_j, q); O(L) draws). True: privatize every row and
@@ -195,7 +194,7 @@ def privatize_file(mech: BFRRCE, path, out, column: str | None = None, rng=None,
     out : str or Path
         The report file; replaced only when every row was written.
     rng : None, int or Generator
-        None: the secure default (:func:`protocols.randomness.source`); seeds for simulations.
+        None: the secure default (:func:`protocols.core.randomness.source`); seeds for simulations.
     batch : str, optional
         32 hex digits; default: a fresh random identifier.
 

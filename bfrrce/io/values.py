@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from protocols.errors import InputError
-from protocols.hashing import dictionary_encode
+from protocols.core.hashing import dictionary_encode
 
 CHUNK_ROWS = 1 << 17        # rows per chunk (Parquet record batches, stdlib readers: ~12 MB of str)
 _CSV_BLOCK = 1 << 22        # bytes of CSV lines parsed at a time: 2, 4 and 8 MiB take the same CPU

@@ -1,0 +1,56 @@
+"""The benchmark scripts run end to end on tiny workloads (their numbers come from full runs).
+
+The benchmarks are the package ``benchmarks`` at the repository root, run as their users run
+them: ``python -m benchmarks.NAME`` from the root (a subprocess, so no import path is edited).
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(name, argv):
+    done = subprocess.run([sys.executable, "-m", f"benchmarks.{name}", *argv], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("name, argv, expect", [
+    ("frequency_oracles", ["--n", "2000", "--d", "64", "--repeats", "1"], "OLH"),
+    ("bfrrce_accuracy", ["--runs", "3", "--epsilons", "8"], "corrected"),
+    ("bfrrce_throughput", ["--n", "2000", "--repeats", "1"], "of bandwidth"),
+    ("poisoning", ["--trials", "1", "--epsilons", "8"], "spread-max"),
+    ("coverage", ["--runs", "2", "--quick", "--shapes", "uniform,zipf1.5"], "lowest coverage"),
+    ("visible_curve", ["--runs", "1", "--L", "256", "--n", "2000"], "per-value test"),
+    ("likelihood_search", ["--runs", "1", "--ns", "100000", "--Ls", "64", "--epsilons", "8"], "missed the peak"),
+    ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
+    ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),
+])
+def test_benchmark_scripts_run(name, argv, expect):
+    assert expect in run(name, argv)
+
+
+def test_end_to_end_runs(tmp_path):
+    out = run("end_to_end", ["--rows", "3000", "--distinct", "200", "--dir", str(tmp_path)])
+    assert "+ hash distinct keys" in out and "privatize FILE: new / floor" in out
+
+
+def test_versus_peers_runs_with_whatever_peers_are_installed():
+    assert "bfrrce.protocols" in run("versus_peers", ["--n", "40", "--n-small", "20", "--n-large", "500",
+                                                      "--d", "32", "--repeats", "1"])
+
+
+@pytest.mark.benchmark
+def test_aggregation_benchmark():
+    pytest.importorskip("numba")
+    assert "imports numba: False" in run("aggregation", ["--n", "2000", "--repeats", "1"])
+
+
+@pytest.mark.benchmark
+def test_scaling_benchmark(tmp_path):
+    assert "stream, 1 process" in run("scaling", ["--dir", str(tmp_path), "--max-files", "2"])

@@ -1,0 +1,27 @@
+"""The README's 30-second example runs and prints bounds that contain the truth."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def example_code():
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## 30-second example")
+    return re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
+
+
+def test_readme_example_prints_bounds_that_contain_the_truth(capsys):
+    code = example_code().replace("mech.privatize(values)", "mech.privatize(values, rng=0)")
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    truth = len(np.unique(namespace["values"]))
+    lower, upper = (float(x.replace(",", "")) for x in
+                    re.search(r"between ([\d,]+) and ([\d,]+)", printed).groups())
+    assert lower <= truth <= upper
+    text = README.read_text(encoding="utf-8")
+    assert printed.strip() in text          # the README shows what the code prints
