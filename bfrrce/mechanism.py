@@ -7,14 +7,14 @@ encoding oracle of :mod:`protocols.oracles.unary` that perturbs the filters and 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from protocols.bits import packing as bits
-from protocols.core.validation import check_int, check_probability
+from protocols.core.validation import check_int, check_probability, check_set_batch, check_value_batch
 from protocols.core.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
@@ -26,38 +26,6 @@ from .estimation import CardinalityEstimate, detected_candidates, detection_limi
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
-
-
-def check_value_batch(values, name="values"):
-    """``values`` as a batch of values (one per user), refusing what is ambiguous.
-
-    A ``str`` or ``bytes`` is one value (not one per character); a 1-D numpy array, a list, a
-    tuple or any other sized sequence is a batch. Refused with :class:`LDPTypeError`: None,
-    numbers, iterators and generators (no length: pass ``list(...)``), sets and dicts
-    (unordered, or keys versus items), bytearray and memoryview (bytes or integers?), and
-    arrays of more than one dimension (one user per row, or per cell?).
-    """
-    if isinstance(values, (str, bytes)):
-        return [values]
-    if isinstance(values, (set, frozenset, Mapping, bytearray, memoryview)) or not hasattr(values, "__len__") \
-            or not hasattr(values, "__getitem__"):
-        raise LDPTypeError(f"{name} must be a sequence of values (list, tuple, 1-D array) or one str "
-                           f"or bytes, got {type(values).__name__}: {values!r:.80}")
-    if getattr(values, "ndim", 1) != 1:
-        raise LDPTypeError(f"{name} must be one-dimensional, got shape {np.shape(values)}")
-    return values
-
-
-def check_set_batch(sets):
-    """``sets`` as a batch of item sets: a sequence (:func:`check_value_batch`) whose entries are
-    collections of items (set, frozenset, list, tuple, 1-D array); a ``str`` or ``bytes`` entry
-    is refused (one item or its characters?), as are numbers and dicts."""
-    sets = check_value_batch(sets, "sets")
-    for s in sets:
-        if isinstance(s, (str, bytes, Mapping)) or not hasattr(s, "__iter__") or not hasattr(s, "__len__"):
-            raise LDPTypeError(f"each party's items must be a set, list or tuple, got "
-                               f"{type(s).__name__}: {s!r:.80} (wrap one item as {{item}})")
-    return sets
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -474,6 +442,24 @@ class BFRRCE(Mechanism):
         n = check_int(n, "n", 1, MAX_REPORTS)
         levels = tuple(check_probability(level, "level") for level in levels)
         return detection_limit(n, self.p, self.q, self.l, levels)
+
+    def estimate_with_error(self, aggregate: ColumnSums, confidence: float = 0.95) -> CardinalityEstimate:
+        """:meth:`estimate` (method "auto", no candidates) at level ``confidence``: the shared verb.
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Column sums of this mechanism's reports.
+        confidence : float
+            Joint level of the bounds.
+
+        Returns
+        -------
+        CardinalityEstimate
+            ``value``, ``std_error``, ``interval`` (the bounds, valid for any frequency
+            distribution) and ``confidence``, with the detection limit and details.
+        """
+        return self.estimate(aggregate, confidence=confidence)
 
     def estimate(self, aggregate: ColumnSums, candidates: Sequence | None = None, method: str = "auto",
                  confidence: float = 0.95, threshold: float = 0.5, alpha: float = 0.05) -> CardinalityEstimate:

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 from protocols.core.validation import check_int
 from protocols.core.base import Mechanism, SupportCounts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
-from protocols.core.perturbation import count_variance, debias_counts
+from protocols.core.perturbation import debias_counts, null_variance
 
 MAX_REPORTS = 2 ** 53          # n and every count stay exact in float64 (the estimators' arithmetic)
 _BATCH = re.compile(r"[0-9a-f]{32}")
@@ -203,12 +203,7 @@ class Debiased:
     n: int
 
 
-def null_variance(n: int, p: float, q: float) -> float:
-    """Var(t̂_j) of a column no user touched: n q(1 − q)/(p − q)²."""
-    return float(count_variance(0, n, p, q)) / (p - q) ** 2
-
-
 def debias(counts, n, p, q) -> Debiased:
-    """:class:`Debiased` column sums (:func:`protocols.oracles.unary.debias_counts`), with the null variance."""
+    """:class:`Debiased` column sums (:func:`protocols.core.perturbation.debias_counts`), with the null variance."""
     t_hat, var = debias_counts(counts, n, p, q)
     return Debiased(t_hat, var, null_variance(n, p, q), n)

@@ -64,7 +64,12 @@ def mode() -> str:
 
 
 def available() -> bool:
-    """Whether numba is installed (found without importing it)."""
+    """Whether numba is installed (found without importing it).
+
+    Returns
+    -------
+    bool
+    """
     return importlib.util.find_spec("numba") is not None
 
 

@@ -26,6 +26,11 @@ class BitSlicedCounter:
     ``add(rows)`` takes a (k, words) uint64 array (rows are read, never written);
     ``bit_planes()`` returns rows P_w such that the count at a position is Σ_w 2^w · (its bit
     in P_w). Memory: O(words · log₂ rows), whatever the number of rows added.
+
+    Parameters
+    ----------
+    words : int
+        uint64 words per row.
     """
 
     def __init__(self, words):
@@ -96,6 +101,16 @@ def fold_halves(planes):
     ``planes`` are equal-length rows (uint8 or uint64) of an even length 2h; plane w holds bit w of
     a count per position. Returns planes of length h whose count at position i is the count at i
     plus the count at i + h: a ripple-carry addition, five operations per plane. Not modified.
+
+    Parameters
+    ----------
+    planes : list of numpy.ndarray
+        Bit planes, least significant first, each of even length 2h.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Bit planes of length h (one more plane when the top carry is set).
     """
     h = len(planes[0]) // 2
     out, carry = [], None

@@ -23,22 +23,79 @@ _ALIGN_ROWS = 64                # slabs copied at a time when the reports are no
 
 
 def nbytes(d):
-    """Bytes in one packed report of ``d`` bits."""
+    """Bytes in one packed report of ``d`` bits.
+
+    Parameters
+    ----------
+    d : int
+        Bits per report.
+
+    Returns
+    -------
+    int
+        ceil(d / 8).
+    """
     return (int(d) + 7) // 8
 
 
 def pack(bits):
-    """Pack a bool matrix (n, d) into uint8 rows (n, ceil(d/8)), little-endian bit order."""
+    """Pack a bool matrix into uint8 rows, little-endian bit order (bit j in bit j % 8 of byte j // 8).
+
+    Parameters
+    ----------
+    bits : array_like of bool
+        (n, d) or (d,).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (n, ceil(d/8)) (or (ceil(d/8),)); padding bits are 0.
+    """
     return np.packbits(np.asarray(bits, dtype=bool), axis=-1, bitorder=BITORDER)
 
 
 def unpack(packed, d):
-    """Unpack uint8 rows into a bool matrix (n, d)."""
+    """Unpack uint8 rows (little-endian bit order) into a bool matrix.
+
+    Parameters
+    ----------
+    packed : numpy.ndarray
+        uint8 (n, ceil(d/8)).
+    d : int
+        Bits per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool (n, d).
+    """
     return np.unpackbits(packed, axis=-1, count=int(d), bitorder=BITORDER).astype(bool)
 
 
 def check_packed(reports, d, name="reports"):
-    """Validate packed reports of ``d`` bits: dtype uint8, width ceil(d/8), zero padding bits."""
+    """Validate packed reports of ``d`` bits: dtype uint8, width ceil(d/8), zero padding bits.
+
+    Parameters
+    ----------
+    reports : array_like
+        Packed reports (n, ceil(d/8)).
+    d : int
+        Bits per report.
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The same reports (not copied).
+
+    Raises
+    ------
+    LDPTypeError
+        Not a uint8 array of two dimensions.
+    IncompatibleError
+        Another width, or padding bits set (the reports of a mechanism with another d).
+    """
     arr = check_array(reports, np.uint8, (nbytes(d),), name)
     pad = 8 * nbytes(d) - int(d)
     if pad and arr.size and (arr[:, -1] >> np.uint8(8 - pad)).any():
@@ -51,7 +108,18 @@ _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
 def row_weights(packed):
-    """Number of ones in each packed row (int64)."""
+    """Number of ones in each packed row (Hamming weight).
+
+    Parameters
+    ----------
+    packed : array_like of uint8
+        Packed rows (n, bytes).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (n,).
+    """
     return _POPCOUNT[np.asarray(packed, dtype=np.uint8)].sum(axis=1, dtype=np.int64)
 
 
@@ -61,6 +129,20 @@ def dyadic_bits(random_bytes, numerator, bits):
     ``random_bytes`` has shape (bits, ...): bit-plane i holds bit i (most significant first) of
     a uniform ``bits``-bit number per output bit; the output bit is [number < numerator],
     evaluated bit-sliced on whole bytes (8 output bits per operation).
+
+    Parameters
+    ----------
+    random_bytes : numpy.ndarray
+        uint8 (bits, ...), uniform random bytes.
+    numerator : int
+        In [0, 2^bits].
+    bits : int
+        Precision of the probability.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 of shape ``random_bytes.shape[1:]``, 8 packed output bits per byte.
     """
     less = np.zeros(random_bytes.shape[1:], dtype=np.uint8)
     equal = np.full(random_bytes.shape[1:], 0xFF, dtype=np.uint8)
@@ -93,6 +175,11 @@ class ColumnCounter:
     added bit-sliced (:func:`protocols.bits.bitslice.fold_halves`) down to at most 255 rows, whose
     column sums, weighted by 2^w, add up to the answer. Rows of a batch after its last whole
     slab are unpacked. Memory: O(slab · log n), whatever n is. Rows are not validated here.
+
+    Parameters
+    ----------
+    d : int
+        Bits per row.
     """
 
     def __init__(self, d):
@@ -136,7 +223,20 @@ class ColumnCounter:
 
 
 def column_sums(packed, d):
-    """Number of reports with bit j set, for j < d, as int64 (see :class:`ColumnCounter`)."""
+    """Number of reports with bit j set, for j < d (see :class:`ColumnCounter`).
+
+    Parameters
+    ----------
+    packed : numpy.ndarray
+        uint8 (n, ceil(d/8)), validated by the caller.
+    d : int
+        Bits per report.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (d,).
+    """
     counter = ColumnCounter(d)
     counter.add(packed)
     return counter.counts()

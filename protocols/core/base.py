@@ -315,6 +315,38 @@ class Mechanism(abc.ABC):
             The aggregate of another mechanism or other parameters.
         """
 
+    @abc.abstractmethod
+    def empty_aggregate(self) -> Any:
+        """The aggregate of no reports: the neutral element of ``merge``.
+
+        Returns
+        -------
+        aggregate
+            Of the type :meth:`aggregate` returns, with n = 0.
+        """
+
+    def aggregate_batches(self, batches: Iterable) -> Any:
+        """One aggregate of an iterable of report batches (chunks of a file, say).
+
+        Equal to merging ``aggregate(batch)`` over the batches, starting from
+        :meth:`empty_aggregate`; memory is that of one batch. Packed-bit mechanisms override it
+        to keep one running counter across batches.
+
+        Parameters
+        ----------
+        batches : iterable
+            Report batches as :meth:`privatize` returns them.
+
+        Returns
+        -------
+        aggregate
+            As :meth:`aggregate` (n = 0 for no batches).
+        """
+        total = self.empty_aggregate()
+        for reports in batches:
+            total = total.merge(self.aggregate(reports))
+        return total
+
     def simulate(self, values: ArrayLike, *, counts: ArrayLike | None = None, rng: RNG = None) -> Any:
         """The aggregate of users holding ``values``, exactly in distribution.
 
@@ -356,6 +388,24 @@ class Mechanism(abc.ABC):
         ------
         LDPTypeError, IncompatibleError
             As :meth:`check_aggregate`.
+        """
+
+    @abc.abstractmethod
+    def estimate_with_error(self, aggregate: Any, confidence: float = 0.95) -> Any:
+        """:meth:`estimate` with its standard error and a confidence interval.
+
+        Parameters
+        ----------
+        aggregate
+            An aggregate of this mechanism.
+        confidence : float
+            Level of the interval, in (0, 1).
+
+        Returns
+        -------
+        Estimate
+            Fields ``value``, ``std_error``, ``interval`` and ``confidence`` (an :class:`Estimate`,
+            or a :class:`bfrrce.CardinalityEstimate`, which has the same fields and more).
         """
 
     @abc.abstractmethod
@@ -466,26 +516,6 @@ class FrequencyOracle(Mechanism):
         """
         reports = self.check_reports(reports)
         return SupportCounts(self, self._support(reports), len(reports))
-
-    def aggregate_batches(self, batches: Iterable) -> SupportCounts:
-        """One aggregate of an iterable of report batches (chunks of a file, say).
-
-        Equal to merging ``aggregate(batch)`` over the batches; memory is that of one batch.
-        Packed-bit mechanisms override it to keep one running counter across batches.
-
-        Parameters
-        ----------
-        batches : iterable
-            Report batches as :meth:`privatize` returns them.
-
-        Returns
-        -------
-        SupportCounts
-        """
-        total = self.empty_aggregate()
-        for reports in batches:
-            total = total.merge(self.aggregate(reports))
-        return total
 
     def empty_aggregate(self) -> SupportCounts:
         """The aggregate of no reports.

@@ -122,6 +122,26 @@ def count_variance(t: ArrayLike, n: int, p: float, q: float) -> np.ndarray:
     return t * p * (1 - p) + (n - t) * q * (1 - q)
 
 
+def null_variance(n: int, p: float, q: float) -> float:
+    """Var(t̂_j) of a column no report's true bit sets: n q(1 − q)/(p − q)².
+
+    The one definition of the null variance: :meth:`bfrrce.BFRRCE.null_variance` and
+    :attr:`bfrrce.Debiased.null_variance` are this value at their n, p, q.
+
+    Parameters
+    ----------
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    float
+    """
+    return float(count_variance(0, n, p, q)) / (p - q) ** 2
+
+
 def simulate_column_sums(t: ArrayLike, n: int, p: float, q: float, rng: np.random.Generator) -> np.ndarray:
     """Column sums drawn exactly in distribution: c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q).
 

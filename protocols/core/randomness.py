@@ -125,8 +125,20 @@ def generator(rng: RNG = None) -> np.random.Generator:
 def random_bytes(src: Source, size: int) -> np.ndarray:
     """``size`` uniform random bytes as a (read-only) uint8 array.
 
-    A numpy Generator gives the raw 64-bit outputs of its bit generator, little-endian (four
-    times faster than ``Generator.bytes``); other sources their ``bytes`` method.
+    A numpy Generator gives the raw 64-bit outputs of its bit generator, little-endian (faster
+    than ``Generator.bytes``, benchmarks/randomness.py); other sources their ``bytes`` method.
+
+    Parameters
+    ----------
+    src : numpy.random.Generator or SystemRandom
+        Random source (:func:`source`).
+    size : int
+        Number of bytes.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (size,), read-only.
     """
     size = int(size)
     if isinstance(src, np.random.Generator):
@@ -142,12 +154,40 @@ def _words(src, dtype, size):
 
 
 def uniform(src: Source, size: int) -> np.ndarray:
-    """Uniform floats on [0, 1) with 53 random bits each (exact on the grid k·2^-53)."""
+    """Uniform floats on [0, 1) with 53 random bits each (exact on the grid k·2^-53).
+
+    Parameters
+    ----------
+    src : numpy.random.Generator or SystemRandom
+        Random source (:func:`source`).
+    size : int
+        Number of draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (size,).
+    """
     return (_words(src, "<u8", size) >> np.uint64(11)) * (2.0 ** -53)
 
 
 def integers(src: Source, high, size: int) -> np.ndarray:
-    """Uniform integers in [0, high) (``high`` an int >= 1 or an int array), without modulo bias."""
+    """Uniform integers in [0, high), without modulo bias (rejection under a power-of-two mask).
+
+    Parameters
+    ----------
+    src : numpy.random.Generator or SystemRandom
+        Random source (:func:`source`).
+    high : int or array_like of int
+        Exclusive upper bound(s), >= 1 (an array: one per draw).
+    size : int
+        Number of draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (size,).
+    """
     size = int(size)
     high = np.asarray(high, dtype=np.int64)
     if isinstance(src, np.random.Generator):
@@ -182,6 +222,22 @@ def bernoulli(src: Source, p: float, size: int, out: np.ndarray | None = None) -
     A uniform variate U is read byte by byte and compared with the binary expansion of p;
     ``U < p`` is decided at the first differing byte, so about one random byte is used per draw
     and the probability is exactly the float ``p``.
+
+    Parameters
+    ----------
+    src : numpy.random.Generator or SystemRandom
+        Random source (:func:`source`).
+    p : float
+        Probability of a one, in [0, 1].
+    size : int
+        Number of draws.
+    out : numpy.ndarray, optional
+        bool (size,) buffer to write into.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool (size,) (``out`` when given).
     """
     size = int(size)
     out = np.empty(size, dtype=bool) if out is None else out
@@ -322,6 +378,22 @@ def sparse_bernoulli(src: Source, p: float, size: int, out: np.ndarray | None = 
     about 2 random bytes per one instead of one byte per draw. For p < 2^-10 a Bernoulli(2^-10)
     process is thinned exactly. Every p in [0, 1] works, down to the smallest float (gaps longer
     than ``size`` simply leave no one). Written into ``out`` if given.
+
+    Parameters
+    ----------
+    src : numpy.random.Generator or SystemRandom
+        Random source (:func:`source`).
+    p : float
+        Probability of a one, in [0, 1].
+    size : int
+        Number of draws.
+    out : numpy.ndarray, optional
+        bool (size,) buffer to write into (must be all False).
+
+    Returns
+    -------
+    numpy.ndarray
+        bool (size,).
     """
     size = int(size)
     if out is None:
@@ -374,6 +446,22 @@ def randomized_response_packed(src: Source, bits_shape: tuple[int, int], ones, p
     reused bool buffer and packed a chunk at a time: 2^20 bits, or 2^16 expected flips when
     q < 1/16, at most 2^23 bits. Fresh temporaries beyond about 1 MiB come from the operating
     system and cost page faults on every chunk; the memory beyond the packed output is O(1) in n.
+
+    Parameters
+    ----------
+    src : numpy.random.Generator or SystemRandom
+        Random source (:func:`source`).
+    bits_shape : (int, int)
+        (n, d): rows and bits per row of the true bit matrix.
+    ones : (array_like, array_like)
+        Row and column indices of its ones, sorted by row.
+    p, q : float
+        Pr[output 1 | bit 1] and Pr[output 1 | bit 0].
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (n, ceil(d/8)).
     """
     n, d = bits_shape
     rows, cols = (np.asarray(index) for index in ones)
@@ -417,6 +505,22 @@ def laplace_grid(src: Source, scale: float, step: float, size: int) -> np.ndarra
     integer comparisons of random bits are used, so outputs are exact multiples of ``step``
     with the stated law and no floating-point artefact (the attack of Mironov, CCS 2012, reads
     the low-order bits of continuous Laplace samples). Returned as int64 multiples of ``step``.
+
+    Parameters
+    ----------
+    src : numpy.random.Generator or SystemRandom
+        Random source (:func:`source`).
+    scale : float
+        Laplace scale b (> 0).
+    step : float
+        Grid step (> 0).
+    size : int
+        Number of draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (size,): the noise is the returned k times ``step``.
 
     Raises
     ------

@@ -43,6 +43,15 @@ def register(cls: type) -> type:
 def mechanism_class(name: str) -> type:
     """The registered mechanism class called ``name``.
 
+    Parameters
+    ----------
+    name : str
+        A class name, as ``type(mechanism).__name__``.
+
+    Returns
+    -------
+    type
+
     Raises
     ------
     LDPValueError
@@ -72,6 +81,17 @@ def mechanism_params(mechanism: Any) -> dict[str, Any]:
 
 def mechanism_from_params(name: str, params: dict[str, Any]) -> Any:
     """Rebuild a mechanism from :func:`mechanism_params` and its class name.
+
+    Parameters
+    ----------
+    name : str
+        The class name.
+    params : dict
+        Its constructor keyword arguments.
+
+    Returns
+    -------
+    Mechanism
 
     Raises
     ------

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 import numbers
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -207,3 +209,68 @@ def check_range(arr: np.ndarray, high: int, name: str = "reports") -> None:
     if arr.size and (arr.min() < 0 or arr.max() >= high):
         bad = arr[(arr < 0) | (arr >= high)][0].item()
         raise IncompatibleError(f"{name} entries must be in [0, {high}); found {bad!r}")
+
+
+def check_value_batch(values: Any, name: str = "values") -> Any:
+    """``values`` as a batch of values (one per user), refusing what is ambiguous.
+
+    A ``str`` or ``bytes`` is one value (not one per character); a 1-D numpy array, a list, a
+    tuple or any other sized sequence is a batch. Refused with :class:`LDPTypeError`: None,
+    numbers, iterators and generators (no length: pass ``list(...)``), sets and dicts
+    (unordered, or keys versus items), bytearray and memoryview (bytes or integers?), and
+    arrays of more than one dimension (one user per row, or per cell?).
+
+    Parameters
+    ----------
+    values : object
+        What the caller passed.
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    sequence
+        ``values`` itself, or ``[values]`` for one str or bytes.
+
+    Raises
+    ------
+    LDPTypeError
+        An ambiguous or unsized argument (see above).
+    """
+    if isinstance(values, (str, bytes)):
+        return [values]
+    if isinstance(values, (set, frozenset, Mapping, bytearray, memoryview)) or not hasattr(values, "__len__") \
+            or not hasattr(values, "__getitem__"):
+        raise LDPTypeError(f"{name} must be a sequence of values (list, tuple, 1-D array) or one str "
+                           f"or bytes, got {type(values).__name__}: {values!r:.80}")
+    if getattr(values, "ndim", 1) != 1:
+        raise LDPTypeError(f"{name} must be one-dimensional, got shape {np.shape(values)}")
+    return values
+
+
+def check_set_batch(sets: Any) -> Any:
+    """``sets`` as a batch of item sets: a sequence (:func:`check_value_batch`) whose entries are
+    collections of items (set, frozenset, list, tuple, 1-D array); a ``str`` or ``bytes`` entry
+    is refused (one item or its characters?), as are numbers and dicts.
+
+    Parameters
+    ----------
+    sets : object
+        What the caller passed: one collection of items per party.
+
+    Returns
+    -------
+    sequence
+        ``sets`` itself.
+
+    Raises
+    ------
+    LDPTypeError
+        Not a sequence of collections.
+    """
+    sets = check_value_batch(sets, "sets")
+    for s in sets:
+        if isinstance(s, (str, bytes, Mapping)) or not hasattr(s, "__iter__") or not hasattr(s, "__len__"):
+            raise LDPTypeError(f"each party's items must be a set, list or tuple, got "
+                               f"{type(s).__name__}: {s!r:.80} (wrap one item as {{item}})")
+    return sets

@@ -280,6 +280,16 @@ class MeanMechanism(Mechanism):
         agg = self.check_aggregate(aggregate)
         return self.low + (agg.total / agg.n + 1) * (self.high - self.low) / 2
 
+    def empty_aggregate(self) -> MeanAggregate:
+        """The aggregate of no reports.
+
+        Returns
+        -------
+        MeanAggregate
+            Sum 0 of n = 0 reports: the neutral element of ``merge``.
+        """
+        return MeanAggregate(self, 0, 0)
+
     def estimate_with_error(self, aggregate: MeanAggregate, confidence: float = 0.95) -> Estimate:
         """:meth:`estimate` with a conservative standard error and a normal interval.
 
