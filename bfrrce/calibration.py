@@ -41,6 +41,11 @@ class DerivedEpsilon(float):
     :class:`bfrrce.BFRRCE` stores its ``epsilon`` as this type in per-bit mode, so that
     ``dataclasses.replace`` (which passes every field back) recomputes it from
     ``per_bit_epsilon`` and the new parameters instead of refusing two budgets.
+
+    Parameters
+    ----------
+    x : float
+        The user-level ε (``DerivedEpsilon(x)`` as ``float(x)``).
     """
 
     __slots__ = ()
