@@ -11,10 +11,11 @@ Every oracle is an immutable object built with keyword arguments::
 
 Also: mean mechanisms (:mod:`.mean`, :mod:`.telemetry`), sketches over any keys
 (:mod:`.sketch`), consistency post-processing (:mod:`.consistency`), exact privacy audits
-(:mod:`.audit`) and a per-user budget across collections (:mod:`.budget`).
+(:mod:`.audit`), a per-user budget across collections (:mod:`.budget`) and the central (ε, δ)
+of shuffled reports (:mod:`.shuffle`).
 """
 
-from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
+from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_delta, exact_epsilon, hockey_stick
 from .base import Estimate, FrequencyOracle, Mechanism, SupportCounts
 from .budget import BudgetExceeded, PrivacyAccountant
 from .consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
@@ -27,6 +28,7 @@ from .lh import BLH, OLH, LocalHashing
 from .mean import DuchiMean, LaplaceMean, MeanAggregate, PiecewiseMean
 from .rappor import RAPPOR, CandidateEstimates, RapporReports
 from .randomness import SystemRandom
+from .shuffle import largest_local_epsilon, shuffled_delta, shuffled_epsilon
 from .sketch import CMS, HCMS
 from .ss import SubsetSelection
 from .telemetry import DBitFlip, MemoizedDBitFlip, MemoizedOneBitMean, OneBitMean
@@ -42,6 +44,7 @@ __all__ = [
     "MemoizedDBitFlip", "MemoizedOneBitMean", "OLH", "OUE", "OneBitMean", "PiecewiseMean",
     "PrivacyAccountant", "PrivacyWarning", "RAPPOR", "RandomizedResponse", "RapporReports", "SHE",
     "SUE", "SubsetSelection", "SupportCounts", "SystemRandom", "THE", "UnaryEncoding",
-    "audit_mechanism", "base_cut", "base_pos", "empirical_epsilon", "exact_epsilon", "norm",
-    "norm_cut", "norm_mul", "norm_sub",
+    "audit_mechanism", "base_cut", "base_pos", "empirical_epsilon", "exact_delta", "exact_epsilon",
+    "hockey_stick", "largest_local_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub", "shuffled_delta",
+    "shuffled_epsilon",
 ]
