@@ -74,3 +74,38 @@ def test_exact_delta_of_pure_mechanisms():
     assert math.isclose(exact_delta(rr.output_distribution, range(2), 0.0), rr.p - rr.q)   # total variation
     grr = GRR(epsilon=2.0, d=4)
     assert exact_delta(grr.output_distribution, range(4), 1.0) > 0.0
+
+
+def test_accountant_reports_central_epsilon_without_charging():
+    from protocols import OLH, PrivacyAccountant
+    acct = PrivacyAccountant(total=5.0)
+    users = list(range(50_000))
+    mech = OLH(epsilon=3.0, d=64)
+    central = acct.central_epsilon(users, mech, delta=1e-6)
+    assert central == shuffled_epsilon(3.0, 50_000, 1e-6) < 3.0
+    assert acct.spent([0, 1]).tolist() == [0.0, 0.0]            # the ledger stays local
+    acct.spend(users, mech)
+    assert acct.remaining([0]).tolist() == [2.0]
+
+
+def test_bfrrce_estimate_and_cli_report_the_shuffled_guarantee(tmp_path):
+    import io
+
+    from bfrrce import BFRRCE
+    from bfrrce.cli import main
+
+    mech = BFRRCE(epsilon=4.0, L=64)
+    agg = mech.simulate(list(range(30)), counts=[1000] * 30, rng=0)
+    est = mech.estimate(agg, shuffled_delta=1e-6)
+    assert est.details["shuffled"] == {"n": 30_000, "epsilon0": 4.0, "delta": 1e-6,
+                                       "epsilon": shuffled_epsilon(4.0, 30_000, 1e-6)}
+    assert "if these 30,000 reports were shuffled: central (ε, δ)" in str(est)
+    assert "shuffled" not in mech.estimate(agg).details
+    path = tmp_path / "data.csv"
+    path.write_text("value\n" + "".join(f"v{i % 7}\n" for i in range(2000)))
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["estimate", str(path), "--column", "value", "--epsilon", "4", "--seed", "1", "--L", "64"]
+    assert main(argv + ["--shuffled", "--delta", "1e-6"], out=out, err=err) == 0, err.getvalue()
+    assert "if these 2,000 reports were shuffled" in out.getvalue()
+    assert main(argv + ["--shuffled"], out=out, err=err) == 2
+    assert "--shuffled and --delta go together" in err.getvalue()
