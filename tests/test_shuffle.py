@@ -109,3 +109,18 @@ def test_bfrrce_estimate_and_cli_report_the_shuffled_guarantee(tmp_path):
     assert "if these 2,000 reports were shuffled" in out.getvalue()
     assert main(argv + ["--shuffled"], out=out, err=err) == 2
     assert "--shuffled and --delta go together" in err.getvalue()
+
+
+def test_advisor_chooses_local_epsilon_from_a_central_target():
+    from bfrrce.advice import suggest_parameters
+
+    s = suggest_parameters(100_000, cardinality_range=(100, 1000), objective="aare", Ls=[1024, 4096],
+                           central_epsilon=1.0, delta=1e-6)
+    assert s.epsilon == s.shuffled["epsilon0"] == largest_local_epsilon(1.0, 100_000, 1e-6) > 1.0
+    assert shuffled_epsilon(s.epsilon, 100_000, 1e-6) <= 1.0
+    assert s.shuffled["aare"] <= s.shuffled["aare_unshuffled"]
+    assert str(s).startswith("central target (ε, δ) = (1, 1e-06) for 100,000 shuffled reports")
+    with pytest.raises(LDPValueError, match="either epsilon"):
+        suggest_parameters(1000, 1.0, (1, 10), central_epsilon=1.0, delta=1e-6)
+    with pytest.raises(LDPValueError, match="needs delta"):
+        suggest_parameters(1000, cardinality_range=(1, 10), central_epsilon=1.0)
