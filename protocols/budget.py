@@ -144,6 +144,8 @@ class PrivacyAccountant:
         else:
             epsilon = check_epsilon(getattr(mechanism, "epsilon", None), "mechanism.epsilon")
             permanent = getattr(mechanism, "epsilon_permanent", None)
+            if getattr(mechanism, "delta", 0):
+                raise LDPValueError(f"{mechanism!r} is (ε, δ)-LDP with δ > 0: the ledger composes pure ε only")
         if keys is None:
             return users, np.full(users.size, epsilon), None
         if permanent is None:
