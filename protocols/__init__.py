@@ -12,7 +12,7 @@ Every oracle is an immutable object built with keyword arguments::
 Also: mean mechanisms (:mod:`.mean`, :mod:`.telemetry`), sketches over any keys
 (:mod:`.sketch`), consistency post-processing (:mod:`.consistency`), exact privacy audits
 (:mod:`.audit`), a per-user budget across collections (:mod:`.budget`) and the central (ε, δ)
-of shuffled reports (:mod:`.shuffle`).
+of shuffled reports (:mod:`.shuffle`); multi-dimensional range queries (:mod:`.multidimensional`).
 """
 
 from .audit import AuditResult, audit_mechanism, empirical_epsilon, exact_delta, exact_epsilon, hockey_stick
@@ -26,6 +26,7 @@ from .hadamard import HadamardResponse
 from .he import SHE, THE
 from .lh import BLH, OLH, LocalHashing
 from .mean import DuchiMean, LaplaceMean, MeanAggregate, PiecewiseMean
+from .multidimensional import HIO, HIOReports, LayerCounts, PerAttribute
 from .rappor import RAPPOR, CandidateEstimates, RapporReports
 from .randomness import SystemRandom
 from .shuffle import largest_local_epsilon, shuffled_delta, shuffled_epsilon
@@ -39,9 +40,9 @@ DirectEncoding = GRR
 __all__ = [
     "AuditResult", "BLH", "BasicRAPPOR", "BudgetExceeded", "CMS", "CandidateEstimates", "DBitFlip",
     "DirectEncoding", "DuchiMean", "Estimate", "FormatError", "FrequencyOracle", "GRR", "HCMS",
-    "HadamardResponse", "IncompatibleError", "InputError", "LDPError", "LDPTypeError",
-    "LDPValueError", "LaplaceMean", "LocalHashing", "MeanAggregate", "Mechanism",
-    "MemoizedDBitFlip", "MemoizedOneBitMean", "OLH", "OUE", "OneBitMean", "PiecewiseMean",
+    "HIO", "HIOReports", "HadamardResponse", "IncompatibleError", "InputError", "LDPError", "LDPTypeError",
+    "LDPValueError", "LaplaceMean", "LayerCounts", "LocalHashing", "MeanAggregate", "Mechanism",
+    "MemoizedDBitFlip", "MemoizedOneBitMean", "OLH", "OUE", "OneBitMean", "PerAttribute", "PiecewiseMean",
     "PrivacyAccountant", "PrivacyWarning", "RAPPOR", "RandomizedResponse", "RapporReports", "SHE",
     "SUE", "SubsetSelection", "SupportCounts", "SystemRandom", "THE", "UnaryEncoding",
     "audit_mechanism", "base_cut", "base_pos", "empirical_epsilon", "exact_delta", "exact_epsilon",
