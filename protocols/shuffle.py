@@ -198,17 +198,24 @@ def largest_local_epsilon(central_epsilon: float, n: int, delta: float, method: 
     Returns
     -------
     float
-        ε0 >= central_epsilon (ε0 = central_epsilon always qualifies).
+        ε0 >= central_epsilon (ε0 = central_epsilon always qualifies). "numerical" bisects on
+        ε0 the δ of :func:`shuffled_delta` at ε = central_epsilon (each ε0 tried is accepted
+        only if that δ is at most ``delta``, so the answer is valid whether or not the bound is
+        monotone in ε0).
     """
     target = check_epsilon(central_epsilon, "central_epsilon")
     n, delta = check_int(n, "n", 1), check_probability(delta, "delta")
     top = check_epsilon(maximum, "maximum")
     if method == "closed_form":
         top = min(top, closed_form_limit(n, delta))
+    elif method != "numerical":
+        raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
     if top <= target:
         return target
 
     def fits(eps0):
+        if method == "numerical":
+            return shuffled_delta(eps0, n, target) <= delta
         return shuffled_epsilon(eps0, n, delta, method) <= target
 
     if fits(top):
