@@ -17,7 +17,6 @@ import argparse
 import math
 
 import numpy as np
-from scipy import stats
 
 from benchmarks._common import provenance, timed
 from protocols.multidimensional import HIO, PerAttribute

@@ -40,9 +40,9 @@ def main():
                 closed = (shuffled_epsilon(eps0, n, delta, "closed_form")
                           if eps0 <= closed_form_limit(n, delta) else None)
                 exact = exact_shuffled_rr_epsilon(eps0, n, delta) if exact_n else None
-                ratio = lambda x: None if x is None or exact is None else x / exact  # noqa: E731
+                ratios = [None if x is None or exact is None else x / exact for x in (numerical, closed)]
                 lines.append(f"| {n:,} | {delta:g} | {eps0:g} | {fmt(exact)} | {fmt(numerical)} | {fmt(closed)} "
-                             f"| {fmt(ratio(numerical))} | {fmt(ratio(closed))} | {seconds:.2f} |")
+                             f"| {fmt(ratios[0])} | {fmt(ratios[1])} | {seconds:.2f} |")
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.out:
