@@ -63,3 +63,13 @@ def installed_peers(peers, name, epsilon, d):
         if pair is not None:
             found[peer] = pair
     return found
+
+
+def provenance():
+    """"date (UTC), commit, cores" of this run, for the header of a generated table."""
+    import datetime
+    import os
+    import subprocess
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{date}, commit {commit or 'unknown'}, {os.cpu_count()} cores"

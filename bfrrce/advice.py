@@ -34,12 +34,19 @@ Two ways to score them:
 The :class:`Suggestion` says which objective and method chose, the margin over the runner-up
 and how sure the choice is (Φ(margin/se) of the paired difference when simulated).
 
+A central target: with ``central_epsilon=`` and ``delta=`` (and no ``epsilon``) the reports are
+meant to pass a trusted shuffler, and the advisor first picks the largest local ε0 whose n
+shuffled reports are (central_epsilon, δ)-DP (:func:`protocols.shuffle.largest_local_epsilon`,
+FMT21's numerical bound), then the configuration for that ε0; the explanation shows the
+predicted AARE it buys against reports at ε = central_epsilon without a shuffler.
+
 Why l = 1 usually wins: each extra hash splits the budget, and the signal-to-noise ratio per
 value falls like 1/√l (docs/estimation.md, "Detection limit").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,6 +57,7 @@ from scipy import special, stats
 from protocols.core.validation import check_epsilon, check_int
 from protocols.errors import LDPValueError
 from protocols.core.perturbation import count_variance, simulate_column_sums
+from protocols.shuffle import largest_local_epsilon
 
 from .calibration import PERTURBATIONS
 from .estimation import combine
@@ -95,6 +103,12 @@ class Suggestion:
         Every configuration scored: L, l, perturbation, score (and its standard error when
         simulated), sorted by score.
     explanation : str
+    epsilon : float
+        The local ε the configuration was chosen for.
+    shuffled : dict or None
+        With a central target: {"central_epsilon", "delta", "epsilon0", "aare", "aare_unshuffled"},
+        the predicted AARE (analytic model) of the best configuration at ε0 and at
+        ε = central_epsilon.
     """
 
     L: int
@@ -110,6 +124,8 @@ class Suggestion:
     detection_limit: dict
     table: list
     explanation: str
+    epsilon: float = math.nan
+    shuffled: dict | None = None
 
     def __str__(self):
         return self.explanation
@@ -166,7 +182,7 @@ def predicted_aare(n: int, D, p: float, q: float, L: int, l: int, columns: float
     w = stats.poisson.pmf(k, lam) / -np.expm1(-lam)
     w = w / np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
     t = np.minimum(k[None, :, None] * f[:, :, None], n)                 # D × k × 1
-    power = np.einsum("dk,dku->du", w, _power(t, n, p, q))
+    power = np.clip(np.einsum("dk,dku->du", w, _power(t, n, p, q)), 0.0, 1.0)     # rounding can pass 1
     gain = occupied * (power - P_GRID) / (1 - P_GRID)
     sd = np.sqrt(occupied * power * (1 - power) + (cols - occupied) * P_GRID * (1 - P_GRID)) / (1 - P_GRID)
     best = np.argmax(gain, axis=1)
@@ -242,20 +258,21 @@ def _trial_scores(n, epsilon, grid, configs, candidates, objective, seed, trials
     return out
 
 
-def suggest_parameters(n: int, epsilon: float, cardinality_range: tuple, candidates=None, *,
-                       objective: str = "width", method: str | None = None, Ls=None, ls=(1, 2, 3),
-                       perturbations=PERTURBATIONS, trials: int = 10, max_trials: int = 100,
-                       screen: int = 6, rng: int = 0) -> Suggestion:
+def suggest_parameters(n: int, epsilon: float | None = None, cardinality_range: tuple | None = None,
+                       candidates=None, *, objective: str = "width", method: str | None = None, Ls=None,
+                       ls=(1, 2, 3), perturbations=PERTURBATIONS, trials: int = 10, max_trials: int = 100,
+                       screen: int = 6, rng: int = 0, central_epsilon: float | None = None,
+                       delta: float | None = None) -> Suggestion:
     """Suggest (L, l, perturbation) for the narrowest interval or the lowest AARE.
 
     Parameters
     ----------
     n : int
         Number of users.
-    epsilon : float
-        User-level budget.
-    cardinality_range : (int, int)
-        Smallest and largest plausible number of distinct values (1..n if nothing is known).
+    epsilon : float, optional
+        User-level budget of each report (required unless ``central_epsilon`` is given).
+    cardinality_range : (int, int), optional
+        Smallest and largest plausible number of distinct values (default 1..n: nothing known).
     candidates : sequence, optional
         The candidate domain: the columns it touches are the ones the visible count looks at,
         and the simulation draws the values from it.
@@ -271,6 +288,10 @@ def suggest_parameters(n: int, epsilon: float, cardinality_range: tuple, candida
         Configurations simulated: the best of the analytic ranking.
     rng : int
         Seed of the simulation.
+    central_epsilon, delta : float, optional
+        A central (ε, δ) target for reports that pass a trusted shuffler, instead of
+        ``epsilon``: the local ε is the largest whose n shuffled reports meet it (module
+        docstring; docs/privacy.md, "Shuffling").
 
     Returns
     -------
@@ -280,7 +301,8 @@ def suggest_parameters(n: int, epsilon: float, cardinality_range: tuple, candida
     ------
     LDPValueError
         A range outside 1..n or reversed, an unknown objective or method, "analytic" with
-        "width".
+        "width", both or neither of ``epsilon`` and ``central_epsilon``, or ``central_epsilon``
+        without ``delta``.
 
     References
     ----------
@@ -288,7 +310,16 @@ def suggest_parameters(n: int, epsilon: float, cardinality_range: tuple, candida
     applications", ACM TODS 1990 (the fill-ratio inversion and its variance).
     """
     n = check_int(n, "n", 1)
+    if (epsilon is None) == (central_epsilon is None):
+        raise LDPValueError("give either epsilon (local) or central_epsilon with delta (shuffled), "
+                            f"got epsilon={epsilon!r}, central_epsilon={central_epsilon!r}")
+    if central_epsilon is not None:
+        if delta is None:
+            raise LDPValueError("central_epsilon needs delta, the δ of the central guarantee")
+        epsilon = largest_local_epsilon(central_epsilon, n, delta)
+        shuffled = {"central_epsilon": float(central_epsilon), "delta": float(delta), "epsilon0": epsilon}
     epsilon = check_epsilon(epsilon)
+    cardinality_range = (1, n) if cardinality_range is None else cardinality_range
     lo, hi = (check_int(c, "cardinality_range", 1, n) for c in cardinality_range)
     if lo > hi:
         raise LDPValueError(f"cardinality_range must be (low, high) with low <= high, got {cardinality_range}")
@@ -305,8 +336,22 @@ def suggest_parameters(n: int, epsilon: float, cardinality_range: tuple, candida
     args = (n, float(epsilon), lo, hi, count, objective, method, Ls, tuple(ls), tuple(perturbations),
             trials, max_trials, screen, rng)
     if method == "analytic" or candidates is None:        # the analytic score needs only the count
-        return _cached(*args)
-    return _suggest(*args, candidates=candidates)
+        suggestion = _cached(*args)
+    else:
+        suggestion = _suggest(*args, candidates=candidates)
+    if central_epsilon is None:
+        return suggestion
+    # the accuracy the shuffled ε0 buys: the analytic AARE of the best configuration at ε0 and at
+    # ε = central_epsilon (what the same target costs without a shuffler)
+    aare = {key: _cached(n, eps, *args[2:5], "aare", "analytic", *args[7:]).score
+            for key, eps in (("aare", epsilon), ("aare_unshuffled", float(central_epsilon)))}
+    shuffled.update(aare)
+    line = (f"central target (ε, δ) = ({central_epsilon:g}, {delta:g}) for {n:,} shuffled reports: "
+            f"local ε0 = {epsilon:.3g} (FMT21 numerical bound); predicted AARE {aare['aare']:.3g}, "
+            f"against {aare['aare_unshuffled']:.3g} at local ε = {central_epsilon:g} without a shuffler "
+            "(analytic model, best configuration at each ε; needs a shuffler trusted not to collude "
+            "and one report per user).")
+    return dataclasses.replace(suggestion, explanation=line + "\n" + suggestion.explanation, shuffled=shuffled)
 
 
 @lru_cache(maxsize=256)
@@ -368,4 +413,5 @@ def _suggest(n, epsilon, lo, hi, count, objective, method, Ls, ls, perturbations
         lines.append(f"with {hi:,} equally frequent values each has {n / hi:,.0f} users, below that "
                      "limit: the bounds will be wide there.")
     return Suggestion(best["L"], best["l"], best["perturbation"], objective, method, best["score"],
-                      confidence, margin, done, tuple(int(d) for d in grid), limit, table, "\n".join(lines))
+                      confidence, margin, done, tuple(int(d) for d in grid), limit, table, "\n".join(lines),
+                      epsilon)

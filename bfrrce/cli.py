@@ -4,7 +4,8 @@
 ``python -m bfrrce estimate FILE --column C --epsilon E``: privatize every row, aggregate, estimate.
 The same job split as a deployment runs it: ``privatize`` (clients: a report file),
 ``aggregate`` (server: report files → one column-sums file, streamed), and
-``estimate --aggregate SUMS``.
+``estimate --aggregate SUMS``. ``estimate --shuffled --delta D`` also prints the central (ε, δ)
+of the n reports had they passed a trusted shuffler.
 
 Errors are one line on stderr and exit status 2.
 """
@@ -123,6 +124,10 @@ def _parser():
                     help="FILE is a column-sums file written by 'aggregate' (parameters come from it)")
     es.add_argument("--candidates", help="file of candidate values, one per line")
     es.add_argument("--method", default="auto", choices=("auto", "paper", "corrected", "fill"))
+    es.add_argument("--shuffled", action="store_true",
+                    help="also print the central (ε, δ) these n reports would have if a trusted "
+                         "shuffler had stripped their order (needs --delta; docs/privacy.md)")
+    es.add_argument("--delta", type=float, help="δ of the central guarantee of --shuffled")
     es.add_argument("--reports", action="store_true",
                     help="privatize every row (secure randomness unless --seed) and count the "
                          "reports; default: draw the column sums from their exact law given the rows' "
@@ -241,7 +246,9 @@ def _estimate(args, out):
         mech = _mechanism(args)
         agg = file_sums(mech, args.file, args.column, rng=args.seed, reports=args.reports)
     candidates = read_values(args.candidates) if args.candidates else None
-    print(mech.estimate(agg, candidates=candidates, method=args.method), file=out)
+    if args.shuffled != (args.delta is not None):
+        raise CLIError("--shuffled and --delta go together (the δ of the central guarantee)")
+    print(mech.estimate(agg, candidates=candidates, method=args.method, shuffled_delta=args.delta), file=out)
 
 
 def _privatize(args, out):

@@ -19,6 +19,7 @@ from protocols.core.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
 from protocols.core.perturbation import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
+from protocols.shuffle import shuffled_epsilon
 
 from .calibration import budget
 from .bloom import BloomFilter
@@ -462,7 +463,8 @@ class BFRRCE(Mechanism):
         return self.estimate(aggregate, confidence=confidence)
 
     def estimate(self, aggregate: ColumnSums, candidates: Sequence | None = None, method: str = "auto",
-                 confidence: float = 0.95, threshold: float = 0.5, alpha: float = 0.05) -> CardinalityEstimate:
+                 confidence: float = 0.95, threshold: float = 0.5, alpha: float = 0.05,
+                 shuffled_delta: float | None = None) -> CardinalityEstimate:
         """Bounds and point estimate of the number of distinct values (docs/estimation.md).
 
         Parameters
@@ -481,6 +483,11 @@ class BFRRCE(Mechanism):
             "paper": a bit of B″ is set when t̂_j > threshold (users).
         alpha : float
             "corrected": false-positive rate of the per-candidate list ``details["detected"]``.
+        shuffled_delta : float, optional
+            Also report what the n reports would mean centrally if they had passed a shuffler:
+            ``details["shuffled"]`` = {"n", "epsilon0", "delta", "epsilon"}, the central
+            (ε, δ) of :func:`protocols.shuffle.shuffled_epsilon` (valid only with a shuffler
+            trusted not to collude and one report per user; docs/privacy.md, "Shuffling").
 
         Returns
         -------
@@ -525,6 +532,12 @@ class BFRRCE(Mechanism):
                                    parameters=self.parameters, threshold=threshold, **options)
         if method == "corrected":
             est.details["detected"] = detected_candidates(deb, options["positions"], alpha)
+        if shuffled_delta is not None:
+            if self.unit == "item":
+                raise LDPValueError("shuffled_delta needs one report per user at a known ε; with "
+                                    "unit='item' a party holding k items spends k·ε")
+            est.details["shuffled"] = {"n": agg.n, "epsilon0": self.epsilon, "delta": shuffled_delta,
+                                       "epsilon": shuffled_epsilon(self.epsilon, agg.n, shuffled_delta)}
         return est
 
 

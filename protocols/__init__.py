@@ -11,10 +11,11 @@ Every oracle is an immutable object built with keyword arguments::
 
 Also: mean mechanisms (:mod:`.mean`, :mod:`.telemetry`), sketches over any keys
 (:mod:`.sketch`), consistency post-processing (:mod:`.consistency`), exact privacy audits
-(:mod:`.audit`) and a per-user budget across collections (:mod:`.budget`).
+(:mod:`.audit`), a per-user budget across collections (:mod:`.budget`) and the central (ε, δ)
+of shuffled reports (:mod:`.shuffle`); multi-dimensional range queries (:mod:`.multidimensional`).
 """
 
-from protocols.audit import AuditResult, audit_mechanism, empirical_epsilon, exact_epsilon
+from protocols.audit import AuditResult, audit_mechanism, empirical_epsilon, exact_delta, exact_epsilon, hockey_stick
 from protocols.core.base import Estimate, FrequencyOracle, Mechanism, SupportCounts
 from protocols.accountant import BudgetExceeded, PrivacyAccountant
 from protocols.consistency import base_cut, base_pos, norm, norm_cut, norm_mul, norm_sub
@@ -28,8 +29,10 @@ from protocols.mean.base import MeanAggregate
 from protocols.mean.duchi import DuchiMean
 from protocols.mean.laplace import LaplaceMean
 from protocols.mean.piecewise import PiecewiseMean
+from protocols.multidimensional import HIO, HIOReports, LayerCounts, PerAttribute
 from protocols.oracles.rappor import RAPPOR, CandidateEstimates, RapporReports
 from protocols.core.randomness import SystemRandom
+from protocols.shuffle import largest_local_epsilon, shuffled_delta, shuffled_epsilon
 from protocols.oracles.count_mean_sketch import CMS, HCMS
 from protocols.oracles.subset_selection import SubsetSelection
 from protocols.oracles.dbitflip import DBitFlip, MemoizedDBitFlip
@@ -41,11 +44,12 @@ DirectEncoding = GRR
 __all__ = [
     "AuditResult", "BLH", "BasicRAPPOR", "BudgetExceeded", "CMS", "CandidateEstimates", "DBitFlip",
     "DirectEncoding", "DuchiMean", "Estimate", "FormatError", "FrequencyOracle", "GRR", "HCMS",
-    "HadamardResponse", "IncompatibleError", "InputError", "LDPError", "LDPTypeError",
-    "LDPValueError", "LaplaceMean", "LocalHashing", "MeanAggregate", "Mechanism",
-    "MemoizedDBitFlip", "MemoizedOneBitMean", "OLH", "OUE", "OneBitMean", "PiecewiseMean",
+    "HIO", "HIOReports", "HadamardResponse", "IncompatibleError", "InputError", "LDPError", "LDPTypeError",
+    "LDPValueError", "LaplaceMean", "LayerCounts", "LocalHashing", "MeanAggregate", "Mechanism",
+    "MemoizedDBitFlip", "MemoizedOneBitMean", "OLH", "OUE", "OneBitMean", "PerAttribute", "PiecewiseMean",
     "PrivacyAccountant", "PrivacyWarning", "RAPPOR", "RandomizedResponse", "RapporReports", "SHE",
     "SUE", "SubsetSelection", "SupportCounts", "SystemRandom", "THE", "UnaryEncoding",
-    "audit_mechanism", "base_cut", "base_pos", "empirical_epsilon", "exact_epsilon", "norm",
-    "norm_cut", "norm_mul", "norm_sub",
+    "audit_mechanism", "base_cut", "base_pos", "empirical_epsilon", "exact_delta", "exact_epsilon",
+    "hockey_stick", "largest_local_epsilon", "norm", "norm_cut", "norm_mul", "norm_sub", "shuffled_delta",
+    "shuffled_epsilon",
 ]

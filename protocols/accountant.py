@@ -17,6 +17,10 @@ reports reveal about the user's values, when compared with histories whose memo 
 the same pattern of rounds. Memoization cannot hide *when* a user's key changed: reports that
 differ come from different keys (ε = ∞ between a constant history and a changing one; see
 tests/protocols/oracles/test_telemetry.py). That is the price of the unbounded-rounds guarantee for stable values.
+
+:meth:`PrivacyAccountant.central_epsilon` adds what a collection means centrally if its reports
+pass a trusted shuffler (:mod:`protocols.shuffle`): the ledger stays local (what it charges does
+not change), the central (ε, δ) is reported beside it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from protocols.core.base import Mechanism
 from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.hashing import hash_keys
 from protocols.core.registry import mechanism_from_params, mechanism_params
+from protocols.shuffle import shuffled_epsilon
 
 _RELATIVE_SLACK = 1e-12         # float sums of ε may exceed the total by rounding only
 
@@ -139,6 +144,8 @@ class PrivacyAccountant:
         else:
             epsilon = check_epsilon(getattr(mechanism, "epsilon", None), "mechanism.epsilon")
             permanent = getattr(mechanism, "epsilon_permanent", None)
+            if getattr(mechanism, "delta", 0):
+                raise LDPValueError(f"{mechanism!r} is (ε, δ)-LDP with δ > 0: the ledger composes pure ε only")
         if keys is None:
             return users, np.full(users.size, epsilon), None
         if permanent is None:
@@ -176,6 +183,46 @@ class PrivacyAccountant:
             Repeated users, keys of another length, or a bad ε.
         """
         return self._plan(users, mechanism, keys)[1]
+
+    def central_epsilon(self, users: ArrayLike, mechanism: Mechanism | float, delta: float,
+                        keys: ArrayLike | None = None, method: str = "numerical") -> float:
+        """Central ε of one collection whose reports pass a shuffler (nothing is charged).
+
+        The local ε0 is the largest ε :meth:`cost` would charge a user of the collection; n is
+        the number of users (one report each); ε = :func:`protocols.shuffle.shuffled_epsilon`.
+        It holds only if the shuffler is trusted not to collude with the analyst and each user
+        sends exactly this one report in the shuffled batch (docs/privacy.md, "Shuffling").
+
+        Parameters
+        ----------
+        users, mechanism, keys
+            As :meth:`cost`.
+        delta : float
+            δ of the central guarantee, in (0, 1).
+        method : {"numerical", "closed_form"}
+            The bound (:func:`protocols.shuffle.shuffled_epsilon`).
+
+        Returns
+        -------
+        float
+            ε such that the shuffled collection is (ε, δ)-DP; 0 when it costs nobody anything
+            (memoized replays).
+
+        Raises
+        ------
+        LDPValueError
+            As :meth:`cost`, and as :func:`protocols.shuffle.shuffled_epsilon`.
+
+        Examples
+        --------
+        >>> from protocols import GRR, PrivacyAccountant
+        >>> acct = PrivacyAccountant(total=8.0)
+        >>> round(acct.central_epsilon(range(100_000), GRR(epsilon=4.0, d=2), delta=1e-6), 2)
+        0.17
+        """
+        cost = self.cost(np.asarray(users), mechanism, keys)
+        epsilon0 = float(cost.max(initial=0.0))
+        return 0.0 if epsilon0 == 0 else shuffled_epsilon(epsilon0, cost.size, delta, method)
 
     def spend(self, users: ArrayLike, mechanism: Mechanism | float, keys: ArrayLike | None = None) -> np.ndarray:
         """Charge one collection and return the ε charged to each user.

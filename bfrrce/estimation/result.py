@@ -109,6 +109,12 @@ class CardinalityEstimate:
         if self.parameters.get("unit") == "item":
             lines.append(f"privacy: ε = {self.parameters.get('epsilon')} per item; a party holding "
                          "k items gets k·ε")
+        shuffled = self.details.get("shuffled")
+        if shuffled:
+            lines.append(f"if these {shuffled['n']:,} reports were shuffled: central (ε, δ) = "
+                         f"({shuffled['epsilon']:.4g}, {shuffled['delta']:g}) from local ε = "
+                         f"{shuffled['epsilon0']:g} (FMT21 bound; needs a shuffler trusted not to collude "
+                         "and one report per user)")
         lines.append(f"parameters: {params}")
         if self.details.get("saturated"):
             lines.append("warning: fewer than 5% of the columns look empty: the filter is nearly "

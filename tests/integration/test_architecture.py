@@ -2,7 +2,7 @@
 
 Layers: 0 ``protocols.errors``; 1 ``protocols.core.validation``; 2 ``protocols.bits``; 3 the rest of
 ``protocols.core``; 4 ``protocols.oracles`` and ``protocols.mean``; 5 ``protocols.accountant``,
-``protocols.audit``, ``protocols.consistency``; 6 the core of ``bfrrce`` (calibration, bloom, sums,
+``protocols.audit``, ``protocols.consistency``, ``protocols.shuffle``, ``protocols.multidimensional``; 6 the core of ``bfrrce`` (calibration, bloom, sums,
 estimation, mechanism, advice, poisoning); 7 ``bfrrce.io``; 8 ``bfrrce.datasets``,
 ``bfrrce.evaluation``, ``bfrrce.cli``. Imports are read from the source (module level and inside
 functions alike), so an import hidden in a function to dodge a circle is caught too, and no module
@@ -20,7 +20,8 @@ TOP = ("bfrrce.datasets", "bfrrce.evaluation", "bfrrce.cli", "bfrrce.__main__")
 
 PROTOCOL_LAYERS = (("protocols.errors",), ("protocols.core.validation",), ("protocols.bits",),
                    ("protocols.core",), ("protocols.oracles", "protocols.mean"),
-                   ("protocols.accountant", "protocols.audit", "protocols.consistency"))
+                   ("protocols.accountant", "protocols.audit", "protocols.consistency", "protocols.shuffle",
+                    "protocols.multidimensional"))
 
 
 def layer(module):

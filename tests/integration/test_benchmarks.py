@@ -30,6 +30,9 @@ def run(name, argv):
     ("likelihood_search", ["--runs", "1", "--ns", "100000", "--Ls", "64", "--epsilons", "8"], "missed the peak"),
     ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
     ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),
+    ("delta_rr", ["--n", "200", "--trials", "20", "--epsilons", "1", "--deltas", "0.01"], "variance / ε-only RR"),
+    ("multidimensional", ["--n", "3000", "--trials", "1", "--queries", "2", "--epsilons", "2"], "per-attribute / HIO"),
+    ("shuffle", ["--exact-ns", "100", "--ns", "1000", "--epsilons", "1", "--deltas", "1e-6"], "numerical / exact"),
 ])
 def test_benchmark_scripts_run(name, argv, expect):
     assert expect in run(name, argv)
