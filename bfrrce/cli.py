@@ -23,6 +23,7 @@ import numpy as np
 
 from protocols.errors import LDPError
 
+from ._version import __version__
 from .calibration import PERTURBATIONS
 from .datasets import load as load_dataset
 from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
@@ -43,8 +44,14 @@ class CLIError(LDPError):
 
 
 class _Parser(argparse.ArgumentParser):
+    out = None                         # where --help and --version print (main's ``out``)
+
     def error(self, message):
         raise CLIError(message)
+
+    def _print_message(self, message, file=None):
+        if message:
+            (_Parser.out or file or sys.stdout).write(message)
 
 
 def _floats(text):
@@ -74,7 +81,8 @@ def _options(text):
 
 
 def _parser():
-    ap = _Parser(prog="python -m bfrrce", description="Distinct counting under local differential privacy.")
+    ap = _Parser(prog="bfrrce", description="Distinct counting under local differential privacy.")
+    ap.add_argument("--version", action="version", version=f"bfrrce {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     ev = sub.add_parser(
         "evaluate", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -262,8 +270,12 @@ def _aggregate(args, out):
 def main(argv=None, out=None, err=None):
     """Run the CLI; returns the exit status (0, or 2 on any error)."""
     out, err = out or sys.stdout, err or sys.stderr
+    _Parser.out = out
     try:
-        args = _parser().parse_args(argv)
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as exc:          # --help, --version
+            return int(exc.code or 0)
         {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,
          "aggregate": _aggregate}[args.command](args, out)
     except FAILURES as exc:

@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from bitarray import bitarray
 from numpy.typing import ArrayLike
 
 from protocols.bits import packing as bits
@@ -176,6 +177,28 @@ class BFRRCE(Mechanism):
         """
         values = check_value_batch(values)
         return perturb_positions(self.bloom.positions(values), self.L, self.p, self.q, rng)
+
+    def report(self, value: bytes | str | int, rng: RNG = None) -> bitarray:
+        """One client's report of its value, as a ``bitarray(endian="little")`` of L bits.
+
+        The same report as ``privatize([value], rng)[0]`` (bit j is bit ``j % 8`` of byte
+        ``j // 8`` of the packed row), for client code that handles one report at a time:
+        ``bitarray.tobytes()`` is the packed row a server aggregates (docs/formats.md, "One
+        report"), and :func:`protocols.bits.packing.from_bitarray` gives it as a numpy row.
+
+        Parameters
+        ----------
+        value : bytes, str or int
+            The client's value.
+        rng : None, int, SeedSequence, Generator, BitGenerator or SystemRandom
+            As in :meth:`privatize` (None: the secure default).
+
+        Returns
+        -------
+        bitarray.bitarray
+            L bits, little-endian.
+        """
+        return bits.to_bitarray(self.privatize([value], rng)[0], self.L)
 
     def privatize_sets(self, sets: Sequence, rng: RNG = None) -> np.ndarray:
         """Reports of parties holding sets of items (``unit="item"``): each set's filter (the

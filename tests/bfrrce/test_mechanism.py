@@ -75,3 +75,13 @@ def test_one_interface_for_every_mechanism():
     assert mech.check_reports(reports) is reports
     with pytest.raises(IncompatibleError):
         BFRRCE(epsilon=1.0, L=64).check_aggregate(agg)
+
+
+def test_one_report_as_a_bitarray_is_the_packed_row():
+    """report(): the client's single report, bit j at index j, bytes equal to privatize's row."""
+    mech = BFRRCE(epsilon=2.0, L=20, l=2)
+    ba = mech.report("alice", rng=7)
+    row = mech.privatize(["alice"], rng=7)[0]
+    assert ba.endian == "little" and len(ba) == 20
+    assert ba.tobytes() == row.tobytes()
+    assert mech.aggregate(np.frombuffer(ba.tobytes(), dtype=np.uint8)[None]).n == 1

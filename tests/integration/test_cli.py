@@ -82,3 +82,9 @@ def test_privatize_aggregate_estimate_pipeline(tmp_path):
 
 def test_cli_errors_are_ldp_errors():
     assert issubclass(CLIError, LDPError)
+
+
+def test_version():
+    import bfrrce
+    code, out, err = run(["--version"])
+    assert code == 0 and out.strip() == f"bfrrce {bfrrce.__version__}"
