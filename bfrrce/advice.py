@@ -43,10 +43,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
-from scipy import special, stats
 
+from protocols.core.lazy import special, stats
 from protocols.core.validation import check_epsilon, check_int
 from protocols.errors import LDPValueError
 from protocols.core.perturbation import count_variance, simulate_column_sums
@@ -60,7 +61,7 @@ from .sums import ColumnSums, null_variance
 OBJECTIVES = ("width", "aare")
 METHODS = ("analytic", "simulate")
 GRID_POINTS = 9                 # values of D on the logarithmic grid of the range
-Z_GRID = stats.norm.isf(P_GRID)
+Z_GRID = np.array([-NormalDist().inv_cdf(u) for u in P_GRID])     # stats.norm.isf(P_GRID), without importing scipy.stats
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,9 @@ def _parser():
         parser.add_argument("--epsilon", type=float)
         parser.add_argument("--L", type=int, help=f"bits per filter (default {DEFAULT_L})")
         parser.add_argument("--l", type=int, help=f"hashes per value (default {DEFAULT_HASHES})")
-        parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom)")
+        parser.add_argument("--seed", type=int, help="seed of the noise, for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom)")
+        parser.add_argument("--hash-seed", type=int, default=0,
+                            help="first seed of the Bloom filter's hashes, shared by every client and the server (default 0)")
     ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file")
     ag.add_argument("reports", nargs="+")
     ag.add_argument("--out", required=True, help="column-sums file to write")
@@ -223,7 +225,7 @@ def _mechanism(args):
     if args.epsilon is None:
         raise CLIError("--epsilon is required")
     return BFRRCE(epsilon=args.epsilon, L=DEFAULT_L if args.L is None else args.L,
-                  l=DEFAULT_HASHES if args.l is None else args.l)
+                  l=DEFAULT_HASHES if args.l is None else args.l, hash_seed=args.hash_seed)
 
 
 def _check_fixed(args, mech):

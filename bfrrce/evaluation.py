@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
+from protocols.core.lazy import stats
 from protocols.errors import LDPValueError, PrivacyWarning
 from protocols.core.perturbation import simulate_column_sums
 

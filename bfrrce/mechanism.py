@@ -8,7 +8,8 @@ encoding oracle of :mod:`protocols.oracles.unary` that perturbs the filters and 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
 from bitarray import bitarray
@@ -86,8 +87,13 @@ class BFRRCE(Mechanism):
     unit : {"value", "item"}
         "value": one value per user, 2l bits may differ (the paper's model). "item": a party
         holds a set; neighbouring sets differ by one item, at most l bits.
-    seed : int
-        First hash seed (0 <= seed <= 2**32 − l); hashes use seed, …, seed + l − 1.
+    hash_seed : int
+        First hash seed (0 <= hash_seed <= 2**32 − l); hashes use hash_seed, …, hash_seed + l − 1.
+        Public (it fixes the Bloom positions every client and the server share), unlike the
+        noise, whose randomness is the ``rng`` of :meth:`privatize`.
+    seed : int, optional
+        Deprecated alias of ``hash_seed`` (a :class:`DeprecationWarning`; removed in the next
+        release); reading ``mech.seed`` gives ``hash_seed``.
     per_bit_epsilon : float, optional
         The paper's per-bit budget ε_b (RR_P = e^{ε_b}/(1 + e^{ε_b})); the true user-level ε is
         2l·ε_b (value) or l·ε_b (item), set as ``epsilon``, with a :class:`PrivacyWarning`;
@@ -96,7 +102,7 @@ class BFRRCE(Mechanism):
     Attributes
     ----------
     bloom : BloomFilter
-        The filter of (L, l, seed).
+        The filter of (L, l, hash_seed).
     p, q : float
         Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0], from ε, l, perturbation and unit
         (:func:`bfrrce.calibration.budget`).
@@ -104,10 +110,10 @@ class BFRRCE(Mechanism):
     Raises
     ------
     LDPTypeError
-        L, l or seed not an integer, or an ε that is not a number.
+        L, l or hash_seed not an integer, or an ε that is not a number.
     LDPValueError
         Both or neither of ``epsilon`` and ``per_bit_epsilon``, an ε that is not positive and
-        finite (or so large that p or q rounds to 0 or 1), L, l or seed out of range, or an
+        finite (or so large that p or q rounds to 0 or 1), L, l or hash_seed out of range, or an
         unknown ``perturbation`` or ``unit``.
 
     Warns
@@ -126,17 +132,24 @@ class BFRRCE(Mechanism):
     l: int = 1
     perturbation: str | None = None
     unit: str = "value"
-    seed: int = 0
+    hash_seed: int = 0
     per_bit_epsilon: float | None = None
+    seed: InitVar[int | None] = None
     bloom: BloomFilter = field(init=False, repr=False, compare=False)
     p: float = field(init=False, repr=False, compare=False)
     q: float = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
-        bloom = BloomFilter(L=self.L, l=self.l, seed=self.seed)
+    def __post_init__(self, seed):
+        if seed is not None and not isinstance(seed, _SeedAlias):
+            if self.hash_seed != 0:
+                raise LDPValueError(f"give hash_seed only (seed={seed!r} is its deprecated alias)")
+            warnings.warn("BFRRCE(seed=...) is deprecated: the hash seed is hash_seed=... (the "
+                          "noise comes from rng=)", DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "hash_seed", seed)
+        bloom = BloomFilter(L=self.L, l=self.l, seed=self.hash_seed)
         eps, p, q, perturbation = budget(self.epsilon, self.per_bit_epsilon, bloom.l,
                                          self.perturbation, self.unit)
-        for name, value in dict(epsilon=eps, L=bloom.L, l=bloom.l, seed=bloom.seed,
+        for name, value in dict(epsilon=eps, L=bloom.L, l=bloom.l, hash_seed=bloom.seed,
                                 perturbation=perturbation, bloom=bloom, p=p, q=q).items():
             object.__setattr__(self, name, value)
 
@@ -565,6 +578,17 @@ class BFRRCE(Mechanism):
         return est
 
 
+class _SeedAlias(int):
+    """``mech.seed``: the hash seed, marked so that ``dataclasses.replace`` (which passes every
+    init argument's current value back) does not count it as a deprecated ``seed=``."""
+
+
+# Reading the deprecated name: set after the class, so that BFRRCE's __init__ keeps seed=None as
+# the default of its init-only argument.
+BFRRCE.seed = property(lambda self: _SeedAlias(self.hash_seed),  # type: ignore[assignment]
+                       doc="Deprecated alias of ``hash_seed``.")
+
+
 def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
                       candidates: Sequence | None = None, method: str = "auto", **params) -> CardinalityEstimate:
     """Privatize every value as its own client would, aggregate, and estimate.
@@ -586,7 +610,7 @@ def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
     method : {"auto", "paper", "corrected", "fill"}
         The point estimate, as in :meth:`BFRRCE.estimate`.
     **params
-        Go to :class:`BFRRCE` (L, l, perturbation, unit, seed).
+        Go to :class:`BFRRCE` (L, l, perturbation, unit, hash_seed).
 
     Returns
     -------
