@@ -33,6 +33,7 @@ import html
 import io
 import json
 import math
+import shlex
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ from protocols.core.lazy import stats
 from protocols.errors import LDPValueError, PrivacyWarning
 from protocols.core.perturbation import simulate_column_sums
 
+from ._version import __version__
 from .advice import suggest_parameters
 from .bloom import memoize
 from .estimation import estimate_cardinality
@@ -334,10 +336,13 @@ def plot(rows, path, title):
     return True
 
 
-def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"):
+def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png", provenance=None):
     """results.csv, results.json, the figure ``figure`` (with matplotlib) and, with
     ``html_page``, report.html (tables and figure embedded) in folder ``out``; returns the paths.
-    Every file is written atomically (:func:`bfrrce.io.atomic.write_atomic`)."""
+    ``provenance`` ({"bfrrce_version": ..., "command": [...]}; default: this version, no command)
+    goes into results.json and the page. Every file is written atomically
+    (:func:`bfrrce.io.atomic.write_atomic`)."""
+    provenance = dict(provenance or {"bfrrce_version": __version__, "command": None})
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     table = io.StringIO(newline="")
@@ -345,21 +350,22 @@ def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"
     writer.writeheader()
     writer.writerows(rows)
     write_atomic(out / "results.csv", table.getvalue().encode())
-    write_atomic(out / "results.json", json.dumps({"title": title, "notes": list(notes), "legend": LEGEND,
-                                                   "rows": rows}, indent=2, default=float).encode())
+    write_atomic(out / "results.json", json.dumps({**provenance, "title": title, "notes": list(notes),
+                                                   "legend": LEGEND, "rows": rows}, indent=2, default=float).encode())
     written = [out / "results.csv", out / "results.json"]
     if plot(rows, out / figure, title):
         written.append(out / figure)
     if html_page:
         write_atomic(out / "report.html",
-                     render_html(rows, title, notes, [out / figure] if len(written) > 2 else []).encode())
+                     render_html(rows, title, notes, [out / figure] if len(written) > 2 else [],
+                                 provenance).encode())
         written.append(out / "report.html")
     return written
 
 
-def render_html(rows, title, notes=(), figures=()):
+def render_html(rows, title, notes=(), figures=(), provenance=None):
     """One self-contained HTML page: title, notes, legend, one table per dataset, figures as
-    base64 PNG."""
+    base64 PNG, and a last line with the package version and the command line (``provenance``)."""
     esc = html.escape
     parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">", f"<title>{esc(title)}</title>",
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
@@ -377,6 +383,10 @@ def render_html(rows, title, notes=(), figures=()):
     for path in figures:
         data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
         parts.append(f"<p><img alt=\"{esc(Path(path).name)}\" src=\"data:image/png;base64,{data}\"></p>")
+    if provenance:
+        command = provenance.get("command")
+        parts.append(f"<p><small>bfrrce {esc(str(provenance.get('bfrrce_version')))}"
+                     + (f"; command: <code>{esc(shlex.join(command))}</code>" if command else "") + "</small></p>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
