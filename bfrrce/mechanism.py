@@ -24,6 +24,7 @@ from protocols.core.perturbation import bit_vector_distribution, count_columns, 
 
 from .calibration import budget
 from .bloom import BloomFilter
+from .columns import NULLS, KeyColumn, column_keys, is_column
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
 
@@ -160,7 +161,7 @@ class BFRRCE(Mechanism):
                 "perturbation": self.perturbation, "unit": self.unit}
 
     # -- client ---------------------------------------------------------------------------
-    def privatize(self, values: Sequence, rng: RNG = None) -> np.ndarray:
+    def privatize(self, values: Sequence, rng: RNG = None, *, nulls: str = "refuse") -> np.ndarray:
         """Reports of a batch of values, one per user: each value's filter, every bit flipped.
 
         Bit j of a report is 1 with probability p if the value's filter has bit j, q otherwise,
@@ -168,12 +169,17 @@ class BFRRCE(Mechanism):
 
         Parameters
         ----------
-        values : sequence of bytes, str or int
+        values : sequence of bytes, str or int, or a column
             One value per user; a ``str`` or ``bytes`` is one value (:func:`check_value_batch`
-            lists what is refused).
-        rng : None, int, SeedSequence, Generator or SystemRandom
+            lists what is refused). A pandas or polars Series or a pyarrow Array or
+            ChunkedArray of text, bytes or integers is read without a Python object per value
+            (:mod:`bfrrce.columns`).
+        rng : None, int, SeedSequence, BitGenerator, Generator or SystemRandom
             None (clients): a ChaCha20 stream keyed from ``os.urandom``
             (:class:`protocols.core.randomness.SystemRandom`); seeds are for simulations only.
+        nulls : {"refuse", "skip"}
+            Missing values (None; NaN or nulls of a column): refused (the default), or their rows
+            dropped (no report for them).
 
         Returns
         -------
@@ -186,10 +192,23 @@ class BFRRCE(Mechanism):
             An ambiguous or unsized ``values`` (set, dict, generator, 2-D array, None, a number),
             a value that is not bytes, str or an integer, or an ``rng`` of another type.
         LDPValueError
-            No values, or a negative int seed.
+            No values, nulls with ``nulls="refuse"``, or a negative int seed.
         """
+        return perturb_positions(self._positions(values, nulls), self.L, self.p, self.q, rng)
+
+    def _positions(self, values, nulls):
+        """Each value's Bloom positions, from a sequence or a column (:meth:`privatize`)."""
+        if is_column(values):
+            keys = column_keys(values, nulls)
+            if isinstance(keys, KeyColumn):
+                return self.bloom.key_positions(keys.data, keys.offsets)[keys.codes]
+            return self.bloom.positions(keys)
+        if nulls not in NULLS:
+            raise LDPValueError(f"nulls must be one of {NULLS}, got {nulls!r}")
         values = check_value_batch(values)
-        return perturb_positions(self.bloom.positions(values), self.L, self.p, self.q, rng)
+        if nulls == "skip" and not isinstance(values, np.ndarray) and any(v is None for v in values):
+            values = [v for v in values if v is not None]
+        return self.bloom.positions(values)
 
     def report(self, value: bytes | str | int, rng: RNG = None) -> bitarray:
         """One client's report of its value, as a ``bitarray(endian="little")`` of L bits.
@@ -590,7 +609,8 @@ BFRRCE.seed = property(lambda self: _SeedAlias(self.hash_seed),  # type: ignore[
 
 
 def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
-                      candidates: Sequence | None = None, method: str = "auto", **params) -> CardinalityEstimate:
+                      candidates: Sequence | None = None, method: str = "auto", nulls: str = "refuse",
+                      **params) -> CardinalityEstimate:
     """Privatize every value as its own client would, aggregate, and estimate.
 
     ``BFRRCE(epsilon=epsilon, **params)``, :meth:`BFRRCE.privatize`, :meth:`BFRRCE.aggregate`
@@ -598,8 +618,9 @@ def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
 
     Parameters
     ----------
-    values : sequence of bytes, str or int
-        One value per user (:func:`check_value_batch`).
+    values : sequence of bytes, str or int, or a column
+        One value per user (:func:`check_value_batch`), or a pandas/polars Series or a pyarrow
+        Array/ChunkedArray (:meth:`BFRRCE.privatize`).
     epsilon : float
         User-level budget (docs/privacy.md).
     rng : None, int, SeedSequence, Generator or SystemRandom
@@ -609,6 +630,8 @@ def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
         The possible values, as in :meth:`BFRRCE.estimate`.
     method : {"auto", "paper", "corrected", "fill"}
         The point estimate, as in :meth:`BFRRCE.estimate`.
+    nulls : {"refuse", "skip"}
+        Missing values refused or skipped (:meth:`BFRRCE.privatize`).
     **params
         Go to :class:`BFRRCE` (L, l, perturbation, unit, hash_seed).
 
@@ -628,5 +651,5 @@ def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
     The BFRRCE paper; docs/privacy.md, docs/estimation.md.
     """
     mech = BFRRCE(epsilon=epsilon, **params)
-    agg = mech.aggregate(mech.privatize(values, rng=rng))
+    agg = mech.aggregate(mech.privatize(values, rng=rng, nulls=nulls))
     return mech.estimate(agg, candidates=candidates, method=method)

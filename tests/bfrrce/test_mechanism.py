@@ -97,3 +97,11 @@ def test_hash_seed_and_its_deprecated_alias():
     assert dataclasses.replace(mech, L=32).hash_seed == 5
     with pytest.raises(LDPValueError):
         BFRRCE(epsilon=1.0, L=64, seed=5, hash_seed=6)
+
+
+def test_interval_is_a_named_tuple():
+    mech = BFRRCE(epsilon=4.0, L=256)
+    est = mech.estimate(mech.aggregate(mech.privatize([f"v{i % 30}" for i in range(3000)], rng=0)))
+    lower, upper = est.interval
+    assert (est.interval.lower, est.interval.upper) == (lower, upper) == (est.lower, est.upper)
+    assert est.interval == (lower, upper) and est.visible.interval.lower <= est.visible.interval.upper
