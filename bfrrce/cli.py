@@ -387,7 +387,7 @@ class _Progress:
         self.bar.update(rows)
         elapsed = time.perf_counter() - self.start
         if elapsed > 0 and self.bytes_per_row:
-            self.bar.set_postfix_str(f"{self.rows * self.bytes_per_row / elapsed / 1e6:.0f} MB/s", refresh=False)
+            self.bar.set_postfix_str(f"{self.rows * self.bytes_per_row / elapsed / 1e6:.1f} MB/s", refresh=False)
 
     def close(self):
         if self.bar is not None:
