@@ -261,7 +261,7 @@ def _evaluate(args, out, note, argv):
         title = (f"The paper's experiment: AARE against the per-bit ε; paper method: L={args.paper_L}, "
                  f"l={args.paper_l}, symmetric, rule {', '.join(rules)}")
     else:
-        title = f"{names[0]}: AARE, bounds and coverage across ε"
+        title = f"{names[0]}: the estimators across ε"
     notes.append(f"paper: the paper's threshold estimator, symmetric perturbation, L={args.paper_L}, "
                  f"l={args.paper_l}; " + "; ".join(f"rule {r}: {THRESHOLDS[r]}" for r in rules))
     advised = [key for key in ("L", "l", "perturbation") if key not in fixed]

@@ -198,3 +198,16 @@ def test_help_explains_every_option():
             assert action.help, f"{name} {action.option_strings or action.dest} has no help"
     code, out, _ = run(["estimate", "--help"])
     assert "bfrrce estimate FILE --epsilon E" in out and "default auto" in out
+
+
+def test_evaluate_outputs_carry_version_and_command(tmp_path):
+    import json
+    import bfrrce
+    argv = ["evaluate", "--dataset", "synthetic", "--synthetic", "n=500,cardinality=20", "--epsilons", "4",
+            "--trials", "2", "--methods", "fill", "--L", "64", "--out", str(tmp_path), "--html", "--quiet"]
+    code, out, err = run(argv)
+    assert code == 0, err
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["bfrrce_version"] == bfrrce.__version__ and doc["command"] == ["bfrrce", *argv]
+    page = (tmp_path / "report.html").read_text()
+    assert f"bfrrce {bfrrce.__version__}" in page and "bfrrce evaluate --dataset synthetic" in page
