@@ -401,7 +401,7 @@ def _values_job(args, note, digest):
         raise CLIError("--epsilon is required for a file of values (the privacy budget of each row's user)")
     column = _value_source(args.file, args.column)
     auto = args.L is None or args.l is None or args.perturbation is None
-    found = survey(args.file, rows=True, digest=digest) if auto or not args.quiet else None
+    found = survey(args.file, rows=True, digest=digest) if auto or digest or not args.quiet else None
     if found is not None and found.rows == 0:
         raise CLIError(f"{Path(args.file).name} holds no values")
     mech, how = _parameters(args, max(found.rows, 1) if found else 1, note) if auto else (
@@ -411,7 +411,7 @@ def _values_job(args, note, digest):
     return column, mech, how, found, progress
 
 
-def _record(args, argv, found, kind, column, how, estimate):
+def _record(args, argv, found, kind, column, how, estimate, mech):
     """The JSON document of an estimate (schema: docs/cli.md)."""
     path = Path(args.file)
     return {
@@ -421,7 +421,7 @@ def _record(args, argv, found, kind, column, how, estimate):
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "input": {"path": str(path), "kind": kind, "column": column, "bytes": found.size,
                   "sha256": found.sha256},
-        "parameters": {**estimate.parameters, "hash_seed": args.hash_seed if kind == "values" else None, **how},
+        "parameters": {**estimate.parameters, "hash_seed": mech.hash_seed, **how},
         "result": estimate.to_dict(),
     }
 
@@ -448,7 +448,6 @@ def _estimate(args, out, note, argv):
         _check_fixed(args, mech)
         found = Survey(len(data), hashlib.sha256(data).hexdigest() if record else None, None)
         column, how, kind_name = None, {"chosen_by": "file"}, "column sums"
-        args.hash_seed = mech.hash_seed
     else:
         column, mech, how, found, progress = _values_job(args, note, digest=bool(record))
         try:
@@ -462,7 +461,7 @@ def _estimate(args, out, note, argv):
     estimate = mech.estimate(agg, candidates=candidates, method=args.method)
     for warning in estimate.warnings:
         note(f"warning: {warning}")
-    document = _record(args, argv, found, kind_name, column, how, estimate) if record else None
+    document = _record(args, argv, found, kind_name, column, how, estimate, mech) if record else None
     if args.out:
         write_atomic(args.out, (json.dumps(document, indent=2) + "\n").encode())
     if args.json:
@@ -477,8 +476,8 @@ def _estimate(args, out, note, argv):
 def _check_fixed(args, mech):
     """Refuse options that a column-sums file fixes (unless they agree) or that cannot apply."""
     for option, given, fixed in (("--epsilon", args.epsilon, mech.epsilon), ("--L", args.L, mech.L),
-                                 ("--l", args.l, mech.l), ("--hash-seed", args.hash_seed or None, mech.hash_seed or None)):
-        if given is not None and not math.isclose(given, fixed or 0, rel_tol=1e-9):
+                                 ("--l", args.l, mech.l), ("--hash-seed", args.hash_seed or None, mech.hash_seed)):
+        if given is not None and not math.isclose(given, fixed, rel_tol=1e-9):
             raise CLIError(f"{option} {given} contradicts the column-sums file ({option} {fixed}); "
                            "its header fixes the parameters")
     if args.perturbation is not None and args.perturbation != mech.perturbation:
