@@ -404,7 +404,8 @@ def _values_job(args, note, digest):
     found = survey(args.file, rows=True, digest=digest) if auto or digest or not args.quiet else None
     if found is not None and found.rows == 0:
         raise CLIError(f"{Path(args.file).name} holds no values")
-    mech, how = _parameters(args, max(found.rows, 1) if found else 1, note) if auto else (
+    mech, how = _parameters(args, max(found.rows, 1) if found else 1,
+                            (lambda message: None) if args.quiet else note) if auto else (
         BFRRCE(epsilon=args.epsilon, L=args.L, l=args.l, perturbation=args.perturbation,
                hash_seed=args.hash_seed), {"chosen_by": "options"})
     progress = _Progress(args.quiet, found.rows if found else None, found.size if found else 0, args.command)

@@ -211,3 +211,12 @@ def test_evaluate_outputs_carry_version_and_command(tmp_path):
     assert doc["bfrrce_version"] == bfrrce.__version__ and doc["command"] == ["bfrrce", *argv]
     page = (tmp_path / "report.html").read_text()
     assert f"bfrrce {bfrrce.__version__}" in page and "bfrrce evaluate --dataset synthetic" in page
+
+
+def test_quiet_drops_the_note():
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as folder:
+        path = _values(Path(folder))
+        code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--seed", "1", "--quiet"])
+    assert code == 0 and err == "" and out.startswith("distinct values")
