@@ -127,7 +127,8 @@ def _parser():
         "(RR_P = e^ε/(1+e^ε)),\n  the paper method with each rule given, and the package's corrected "
         "estimator at the same user-level ε = 2l·ε.")
     ev.add_argument("--dataset", default="synthetic-1",
-                    help="synthetic-1, synthetic-2, synthetic (see --synthetic), bitcoin or a file")
+                    help="synthetic-1, synthetic-2, synthetic (see --synthetic), bitcoin or a file "
+                         "(default synthetic-1)")
     ev.add_argument("--synthetic", type=_options, default={},
                     help="with --dataset synthetic: comma-separated key=value of n, cardinality, domain, "
                          "distribution (uniform, zipf), s, seed, e.g. "
@@ -401,8 +402,9 @@ def _values_job(args, note, digest):
         raise CLIError("--epsilon is required for a file of values (the privacy budget of each row's user)")
     column = _value_source(args.file, args.column)
     auto = args.L is None or args.l is None or args.perturbation is None
-    found = survey(args.file, rows=True, digest=digest) if auto or digest or not args.quiet else None
-    if found is not None and found.rows == 0:
+    bar = not args.quiet and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()    # its total: the rows
+    found = survey(args.file, rows=auto or bar, digest=digest) if auto or digest or bar else None
+    if found is not None and found.rows == 0:      # (None when not counted)
         raise CLIError(f"{Path(args.file).name} holds no values")
     mech, how = _parameters(args, max(found.rows, 1) if found else 1,
                             (lambda message: None) if args.quiet else note) if auto else (
