@@ -70,6 +70,31 @@ def provenance():
     import datetime
     import os
     import subprocess
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{date}, commit {commit or 'unknown'}, {os.cpu_count()} cores"
+    return f"{date}, commit {commit}, {os.cpu_count()} cores"
+
+
+def stamp(command):
+    """One line for a generated file: the UTC date, the commit, the machine's cores and the
+    command that wrote it."""
+    return f"Generated {provenance()}, by `{command}`."
+
+
+def replace_section(path, name, text):
+    """Replace the lines between ``<!-- begin NAME -->`` and ``<!-- end NAME -->`` of ``path``
+    (appended at the end when absent) with ``text``."""
+    from pathlib import Path
+    path = Path(path)
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    doc = path.read_text(encoding="utf-8")
+    block = f"{begin}\n{text.rstrip()}\n{end}"
+    if begin in doc and end in doc:
+        doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+    else:
+        doc = doc.rstrip() + "\n\n" + block + "\n"
+    path.write_text(doc, encoding="utf-8")

@@ -9,6 +9,7 @@
 
 from protocols.errors import PrivacyWarning
 
+from ._version import __version__
 from .advice import suggest_parameters
 from .bloom import BloomFilter
 from .estimation import CardinalityEstimate
@@ -18,5 +19,4 @@ from .sums import ColumnSums, Debiased
 
 __all__ = ["BFRRCE", "BloomFilter", "CardinalityEstimate", "ColumnSums", "Debiased",
            "PrivacyWarning", "cooccurrence_test", "estimate_distinct", "screen_concentrated",
-           "screen_reports", "suggest_parameters", "weight_excess"]
-__version__ = "0.1.0"
+           "screen_reports", "suggest_parameters", "weight_excess", "__version__"]

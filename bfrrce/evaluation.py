@@ -33,16 +33,18 @@ import html
 import io
 import json
 import math
+import shlex
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
+from protocols.core.lazy import stats
 from protocols.errors import LDPValueError, PrivacyWarning
 from protocols.core.perturbation import simulate_column_sums
 
+from ._version import __version__
 from .advice import suggest_parameters
 from .bloom import memoize
 from .estimation import estimate_cardinality
@@ -296,11 +298,31 @@ def _label(r, datasets):
     return f"{r['dataset']}: {what}"
 
 
+METHOD_NOTES = {
+    "corrected": "corrected: the package's estimator with the candidate domain",
+    "fill": "fill: the package's estimator from the reports alone (no candidates)",
+    "paper": "paper: the paper's threshold baseline (the candidates whose bits pass the rule); its AARE can be "
+             "low by coincidence, when its false positives make up for the values it misses",
+}
+_STYLES = {"corrected": ("o", "-"), "fill": ("s", "-"), "paper": ("^", ":")}
+
+
+def _filters(sub):
+    """'L=…, l=…, perturbation' of a line's rows, listing L per ε when it varies."""
+    Ls = [r["L"] for r in sub]
+    head = f"L={Ls[0]:,}" if len(set(Ls)) == 1 else "L=" + "/".join(f"{L:,}" for L in Ls) + " by ε"
+    return f"{head}, l={sub[0]['l']}, {sub[0]['perturbation']}"
+
+
 def plot(rows, path, title):
     """AARE against ε, one line per dataset and method (and rule); False without matplotlib.
 
-    In the paper's mode the x axis is the per-bit ε_b (the paper's layout) and the package's
-    methods are drawn dashed at the user-level ε = 2l·ε_b of each ε_b.
+    The figure stands alone: the title says what is plotted (``title`` names the run), a
+    subtitle gives n, D and the trials of each dataset, a caption under the axes the filter of
+    each line, what each method is and what the error bars are; lines of different methods have
+    their own marker and style and are nudged apart along ε so that none hides another. In the
+    paper's mode the x axis is the per-bit ε_b (the paper's layout) and the package's methods are
+    drawn dashed at the user-level ε = 2l·ε_b of each ε_b.
     """
     plt = _pyplot()
     if plt is None:
@@ -309,24 +331,46 @@ def plot(rows, path, title):
     xs = {}
     if per_bit:      # the package's rows sit at the user ε of a paper row: map back to its ε_b
         xs = {(r["dataset"], r["epsilon"]): r["per_bit_epsilon"] for r in rows if r["per_bit_epsilon"]}
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for key in dict.fromkeys((r["dataset"], r["method"], r["threshold"]) for r in rows):
+    keys = list(dict.fromkeys((r["dataset"], r["method"], r["threshold"]) for r in rows))
+    fig, ax = plt.subplots(figsize=(8, 6))
+    caption = []
+    for i, key in enumerate(keys):
         sub = [r for r in rows if (r["dataset"], r["method"], r["threshold"]) == key]
-        x = [xs.get((r["dataset"], r["epsilon"]), r["epsilon"]) for r in sub]
-        ax.errorbar(x, [r["aare"] for r in sub], yerr=[r["aare_se"] for r in sub], marker="o", ms=4,
-                    capsize=2, linestyle="--" if per_bit and key[1] != "paper" else "-",
-                    label=_label(sub[0], rows))
+        x = np.array([xs.get((r["dataset"], r["epsilon"]), r["epsilon"]) for r in sub], dtype=float)
+        nudge = (i - (len(keys) - 1) / 2) * 0.03             # a fraction of a step: lines side by side
+        x = x + 0.1 * nudge if per_bit else x * 2 ** nudge      # steps: 0.1 per bit, a factor 2 otherwise
+        marker, style = _STYLES.get(key[1], ("o", "-"))
+        if per_bit and key[1] != "paper":
+            style = "--"
+        ax.errorbar(x, [r["aare"] for r in sub], yerr=[r["aare_se"] for r in sub], marker=marker, ms=5,
+                    capsize=3, linestyle=style, linewidth=1.6, alpha=0.9, label=_label(sub[0], rows), zorder=3 + i)
+        caption.append(f"{_label(sub[0], rows)}: {_filters(sub)}")
     if per_bit:
-        ax.set_xlabel("ε per bit (the paper's ε; user-level ε = 2l·ε)")
+        ax.set_xlabel("ε per bit, the paper's ε_b (user-level ε = 2l·ε_b; ε is in nats)")
     else:
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("ε (user level)")
-    ax.set_ylabel("AARE")
+        ax.set_xlabel("ε, the user-level privacy budget (nats, log scale)")
+    ax.set_ylabel("AARE: mean |estimate − D| / D (0 = exact)")
     ax.set_ylim(bottom=0)
-    ax.set_title(title, fontsize=8)
+    sets = dict.fromkeys((r["dataset"], r["n"], r["truth"], r["trials"]) for r in rows)
+    subtitle = "; ".join(f"{name}: n = {n:,} users, D = {D:,} distinct values, {trials} trials a point"
+                         for name, n, D, trials in sets)
+    fig.suptitle("Relative error (AARE) of the distinct count against ε", fontsize=11)
+    ax.set_title(f"{title}\n{subtitle}", fontsize=7.5)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    ax.legend(fontsize=7.5)
+    methods = dict.fromkeys(k[1] for k in keys)
+    caption += [METHOD_NOTES[m] for m in methods if m in METHOD_NOTES]
+    for name, n, D, _ in sets:
+        limit = min(r["detection_limit"] for r in rows if r["dataset"] == name)
+        if n / D < limit:
+            caption.append(f"{name}: {n / D:,.1f} users a value on average, fewer than the detection limit of "
+                           f"every point ({limit:,.0f} users or more): the point estimates miss most values; "
+                           "the bounds still hold (table)")
+    caption.append("error bars: ± 1 standard error of the mean over the trials; points nudged along ε "
+                   "so that no line hides another")
+    fig.text(0.01, 0.01, "\n".join(caption), fontsize=6.5, va="bottom", ha="left", wrap=True)
+    fig.tight_layout(rect=(0, 0.018 * len(caption) + 0.02, 1, 1))
     png = io.BytesIO()
     fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
@@ -334,10 +378,13 @@ def plot(rows, path, title):
     return True
 
 
-def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"):
+def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png", provenance=None):
     """results.csv, results.json, the figure ``figure`` (with matplotlib) and, with
     ``html_page``, report.html (tables and figure embedded) in folder ``out``; returns the paths.
-    Every file is written atomically (:func:`bfrrce.io.atomic.write_atomic`)."""
+    ``provenance`` ({"bfrrce_version": ..., "command": [...]}; default: this version, no command)
+    goes into results.json and the page. Every file is written atomically
+    (:func:`bfrrce.io.atomic.write_atomic`)."""
+    provenance = dict(provenance or {"bfrrce_version": __version__, "command": None})
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     table = io.StringIO(newline="")
@@ -345,21 +392,22 @@ def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"
     writer.writeheader()
     writer.writerows(rows)
     write_atomic(out / "results.csv", table.getvalue().encode())
-    write_atomic(out / "results.json", json.dumps({"title": title, "notes": list(notes), "legend": LEGEND,
-                                                   "rows": rows}, indent=2, default=float).encode())
+    write_atomic(out / "results.json", json.dumps({**provenance, "title": title, "notes": list(notes),
+                                                   "legend": LEGEND, "rows": rows}, indent=2, default=float).encode())
     written = [out / "results.csv", out / "results.json"]
     if plot(rows, out / figure, title):
         written.append(out / figure)
     if html_page:
         write_atomic(out / "report.html",
-                     render_html(rows, title, notes, [out / figure] if len(written) > 2 else []).encode())
+                     render_html(rows, title, notes, [out / figure] if len(written) > 2 else [],
+                                 provenance).encode())
         written.append(out / "report.html")
     return written
 
 
-def render_html(rows, title, notes=(), figures=()):
+def render_html(rows, title, notes=(), figures=(), provenance=None):
     """One self-contained HTML page: title, notes, legend, one table per dataset, figures as
-    base64 PNG."""
+    base64 PNG, and a last line with the package version and the command line (``provenance``)."""
     esc = html.escape
     parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">", f"<title>{esc(title)}</title>",
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
@@ -377,6 +425,10 @@ def render_html(rows, title, notes=(), figures=()):
     for path in figures:
         data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
         parts.append(f"<p><img alt=\"{esc(Path(path).name)}\" src=\"data:image/png;base64,{data}\"></p>")
+    if provenance:
+        command = provenance.get("command")
+        parts.append(f"<p><small>bfrrce {esc(str(provenance.get('bfrrce_version')))}"
+                     + (f"; command: <code>{esc(shlex.join(command))}</code>" if command else "") + "</small></p>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

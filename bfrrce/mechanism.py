@@ -8,9 +8,11 @@ encoding oracle of :mod:`protocols.oracles.unary` that perturbs the filters and 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
+from bitarray import bitarray
 from numpy.typing import ArrayLike
 
 from protocols.bits import packing as bits
@@ -23,6 +25,7 @@ from protocols.shuffle import shuffled_epsilon
 
 from .calibration import budget
 from .bloom import BloomFilter
+from .columns import NULLS, KeyColumn, column_keys, is_column
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
 
@@ -54,8 +57,13 @@ class BFRRCE(Mechanism):
     unit : {"value", "item"}
         "value": one value per user, 2l bits may differ (the paper's model). "item": a party
         holds a set; neighbouring sets differ by one item, at most l bits.
-    seed : int
-        First hash seed (0 <= seed <= 2**32 − l); hashes use seed, …, seed + l − 1.
+    hash_seed : int
+        First hash seed (0 <= hash_seed <= 2**32 − l); hashes use hash_seed, …, hash_seed + l − 1.
+        Public (it fixes the Bloom positions every client and the server share), unlike the
+        noise, whose randomness is the ``rng`` of :meth:`privatize`.
+    seed : int, optional
+        Deprecated alias of ``hash_seed`` (a :class:`DeprecationWarning`; removed in the next
+        release); reading ``mech.seed`` gives ``hash_seed``.
     per_bit_epsilon : float, optional
         The paper's per-bit budget ε_b (RR_P = e^{ε_b}/(1 + e^{ε_b})); the true user-level ε is
         2l·ε_b (value) or l·ε_b (item), set as ``epsilon``, with a :class:`PrivacyWarning`;
@@ -64,7 +72,7 @@ class BFRRCE(Mechanism):
     Attributes
     ----------
     bloom : BloomFilter
-        The filter of (L, l, seed).
+        The filter of (L, l, hash_seed).
     p, q : float
         Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0], from ε, l, perturbation and unit
         (:func:`bfrrce.calibration.budget`).
@@ -72,10 +80,10 @@ class BFRRCE(Mechanism):
     Raises
     ------
     LDPTypeError
-        L, l or seed not an integer, or an ε that is not a number.
+        L, l or hash_seed not an integer, or an ε that is not a number.
     LDPValueError
         Both or neither of ``epsilon`` and ``per_bit_epsilon``, an ε that is not positive and
-        finite (or so large that p or q rounds to 0 or 1), L, l or seed out of range, or an
+        finite (or so large that p or q rounds to 0 or 1), L, l or hash_seed out of range, or an
         unknown ``perturbation`` or ``unit``.
 
     Warns
@@ -94,17 +102,24 @@ class BFRRCE(Mechanism):
     l: int = 1
     perturbation: str | None = None
     unit: str = "value"
-    seed: int = 0
+    hash_seed: int = 0
     per_bit_epsilon: float | None = None
+    seed: InitVar[int | None] = None
     bloom: BloomFilter = field(init=False, repr=False, compare=False)
     p: float = field(init=False, repr=False, compare=False)
     q: float = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
-        bloom = BloomFilter(L=self.L, l=self.l, seed=self.seed)
+    def __post_init__(self, seed):
+        if seed is not None and not isinstance(seed, _SeedAlias):
+            if self.hash_seed != 0:
+                raise LDPValueError(f"give hash_seed only (seed={seed!r} is its deprecated alias)")
+            warnings.warn("BFRRCE(seed=...) is deprecated: the hash seed is hash_seed=... (the "
+                          "noise comes from rng=)", DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "hash_seed", seed)
+        bloom = BloomFilter(L=self.L, l=self.l, seed=self.hash_seed)
         eps, p, q, perturbation = budget(self.epsilon, self.per_bit_epsilon, bloom.l,
                                          self.perturbation, self.unit)
-        for name, value in dict(epsilon=eps, L=bloom.L, l=bloom.l, seed=bloom.seed,
+        for name, value in dict(epsilon=eps, L=bloom.L, l=bloom.l, hash_seed=bloom.seed,
                                 perturbation=perturbation, bloom=bloom, p=p, q=q).items():
             object.__setattr__(self, name, value)
 
@@ -115,7 +130,7 @@ class BFRRCE(Mechanism):
                 "perturbation": self.perturbation, "unit": self.unit}
 
     # -- client ---------------------------------------------------------------------------
-    def privatize(self, values: Sequence, rng: RNG = None) -> np.ndarray:
+    def privatize(self, values: Sequence, rng: RNG = None, *, nulls: str = "refuse") -> np.ndarray:
         """Reports of a batch of values, one per user: each value's filter, every bit flipped.
 
         Bit j of a report is 1 with probability p if the value's filter has bit j, q otherwise,
@@ -123,12 +138,17 @@ class BFRRCE(Mechanism):
 
         Parameters
         ----------
-        values : sequence of bytes, str or int
+        values : sequence of bytes, str or int, or a column
             One value per user; a ``str`` or ``bytes`` is one value (:func:`check_value_batch`
-            lists what is refused).
-        rng : None, int, SeedSequence, Generator or SystemRandom
+            lists what is refused). A pandas or polars Series or a pyarrow Array or
+            ChunkedArray of text, bytes or integers is read without a Python object per value
+            (:mod:`bfrrce.columns`).
+        rng : None, int, SeedSequence, BitGenerator, Generator or SystemRandom
             None (clients): a ChaCha20 stream keyed from ``os.urandom``
             (:class:`protocols.core.randomness.SystemRandom`); seeds are for simulations only.
+        nulls : {"refuse", "skip"}
+            Missing values (None; NaN or nulls of a column): refused (the default), or their rows
+            dropped (no report for them).
 
         Returns
         -------
@@ -141,10 +161,45 @@ class BFRRCE(Mechanism):
             An ambiguous or unsized ``values`` (set, dict, generator, 2-D array, None, a number),
             a value that is not bytes, str or an integer, or an ``rng`` of another type.
         LDPValueError
-            No values, or a negative int seed.
+            No values, nulls with ``nulls="refuse"``, or a negative int seed.
         """
+        return perturb_positions(self._positions(values, nulls), self.L, self.p, self.q, rng)
+
+    def _positions(self, values, nulls):
+        """Each value's Bloom positions, from a sequence or a column (:meth:`privatize`)."""
+        if is_column(values):
+            keys = column_keys(values, nulls)
+            if isinstance(keys, KeyColumn):
+                return self.bloom.key_positions(keys.data, keys.offsets)[keys.codes]
+            return self.bloom.positions(keys)
+        if nulls not in NULLS:
+            raise LDPValueError(f"nulls must be one of {NULLS}, got {nulls!r}")
         values = check_value_batch(values)
-        return perturb_positions(self.bloom.positions(values), self.L, self.p, self.q, rng)
+        if nulls == "skip" and not isinstance(values, np.ndarray) and any(v is None for v in values):
+            values = [v for v in values if v is not None]
+        return self.bloom.positions(values)
+
+    def report(self, value: bytes | str | int, rng: RNG = None) -> bitarray:
+        """One client's report of its value, as a ``bitarray(endian="little")`` of L bits.
+
+        The same report as ``privatize([value], rng)[0]`` (bit j is bit ``j % 8`` of byte
+        ``j // 8`` of the packed row), for client code that handles one report at a time:
+        ``bitarray.tobytes()`` is the packed row a server aggregates (docs/formats.md, "One
+        report"), and :func:`protocols.bits.packing.from_bitarray` gives it as a numpy row.
+
+        Parameters
+        ----------
+        value : bytes, str or int
+            The client's value.
+        rng : None, int, SeedSequence, Generator, BitGenerator or SystemRandom
+            As in :meth:`privatize` (None: the secure default).
+
+        Returns
+        -------
+        bitarray.bitarray
+            L bits, little-endian.
+        """
+        return bits.to_bitarray(self.privatize([value], rng)[0], self.L)
 
     def privatize_sets(self, sets: Sequence, rng: RNG = None) -> np.ndarray:
         """Reports of parties holding sets of items (``unit="item"``): each set's filter (the
@@ -541,8 +596,20 @@ class BFRRCE(Mechanism):
         return est
 
 
+class _SeedAlias(int):
+    """``mech.seed``: the hash seed, marked so that ``dataclasses.replace`` (which passes every
+    init argument's current value back) does not count it as a deprecated ``seed=``."""
+
+
+# Reading the deprecated name: set after the class, so that BFRRCE's __init__ keeps seed=None as
+# the default of its init-only argument.
+BFRRCE.seed = property(lambda self: _SeedAlias(self.hash_seed),  # type: ignore[assignment]
+                       doc="Deprecated alias of ``hash_seed``.")
+
+
 def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
-                      candidates: Sequence | None = None, method: str = "auto", **params) -> CardinalityEstimate:
+                      candidates: Sequence | None = None, method: str = "auto", nulls: str = "refuse",
+                      **params) -> CardinalityEstimate:
     """Privatize every value as its own client would, aggregate, and estimate.
 
     ``BFRRCE(epsilon=epsilon, **params)``, :meth:`BFRRCE.privatize`, :meth:`BFRRCE.aggregate`
@@ -550,8 +617,9 @@ def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
 
     Parameters
     ----------
-    values : sequence of bytes, str or int
-        One value per user (:func:`check_value_batch`).
+    values : sequence of bytes, str or int, or a column
+        One value per user (:func:`check_value_batch`), or a pandas/polars Series or a pyarrow
+        Array/ChunkedArray (:meth:`BFRRCE.privatize`).
     epsilon : float
         User-level budget (docs/privacy.md).
     rng : None, int, SeedSequence, Generator or SystemRandom
@@ -561,8 +629,10 @@ def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
         The possible values, as in :meth:`BFRRCE.estimate`.
     method : {"auto", "paper", "corrected", "fill"}
         The point estimate, as in :meth:`BFRRCE.estimate`.
+    nulls : {"refuse", "skip"}
+        Missing values refused or skipped (:meth:`BFRRCE.privatize`).
     **params
-        Go to :class:`BFRRCE` (L, l, perturbation, unit, seed).
+        Go to :class:`BFRRCE` (L, l, perturbation, unit, hash_seed).
 
     Returns
     -------
@@ -580,5 +650,5 @@ def estimate_distinct(values: Sequence, epsilon: float = 2.0, rng: RNG = None,
     The BFRRCE paper; docs/privacy.md, docs/estimation.md.
     """
     mech = BFRRCE(epsilon=epsilon, **params)
-    agg = mech.aggregate(mech.privatize(values, rng=rng))
+    agg = mech.aggregate(mech.privatize(values, rng=rng, nulls=nulls))
     return mech.estimate(agg, candidates=candidates, method=method)

@@ -34,8 +34,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from protocols.core.lazy import stats
 from protocols.bits import packing as bits
 from protocols.core.validation import check_int, check_probability
 from protocols.errors import LDPValueError

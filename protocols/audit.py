@@ -25,8 +25,8 @@ from itertools import permutations
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
+from protocols.core.lazy import optimize
 from protocols.core.base import Mechanism
 from protocols.errors import LDPValueError
 
@@ -197,7 +197,7 @@ def chernoff_bounds(count: int, total: int, delta: float) -> tuple[float, float]
         """The p in [lo, 1] where KL(a‖p) reaches ``limit`` (KL increases in p there), or 1."""
         if excess(1.0 - 1e-15) <= 0:
             return 1.0
-        return brentq(excess, lo, 1.0 - 1e-15, xtol=1e-15)
+        return optimize.brentq(excess, lo, 1.0 - 1e-15, xtol=1e-15)
 
     upper = 1.0 if a >= 1 else solve(a, lambda p: _kl(a, p) - limit)
     lower = 0.0 if a <= 0 else 1 - solve(1 - a, lambda p: _kl(1 - a, p) - limit)

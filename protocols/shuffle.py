@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from protocols.core.lazy import stats
 
 from protocols.core.validation import check_epsilon, check_int, check_probability
 from protocols.audit import hockey_stick

@@ -25,8 +25,8 @@ import functools
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
 
+from protocols.core.lazy import optimize, special, stats
 from protocols.core.perturbation import count_variance
 
 from . import moments, occupancy

@@ -15,8 +15,8 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import brentq
 
+from protocols.core.lazy import optimize
 from protocols.core.perturbation import count_variance
 
 if TYPE_CHECKING:
@@ -139,5 +139,5 @@ def _users_needed(n, p, q, l, levels, alpha):
         elif gap(0.0) >= 0:
             out.append(0.0)
         else:
-            out.append(brentq(gap, 0.0, float(n), xtol=1e-9 * max(n, 1)))
+            out.append(optimize.brentq(gap, 0.0, float(n), xtol=1e-9 * max(n, 1)))
     return tuple(out)

@@ -34,8 +34,8 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import optimize, special, stats
 
+from protocols.core.lazy import optimize, special, stats
 from protocols.errors import LDPValueError
 
 from . import bounds, likelihood, occupancy

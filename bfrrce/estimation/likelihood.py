@@ -38,8 +38,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special, stats
 
+from protocols.core.lazy import special, stats
 from protocols.core.perturbation import debias_counts
 
 from . import moments

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
+from protocols.core.lazy import optimize
 from protocols.core.perturbation import count_variance
 
 

@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special, stats
 
+from protocols.core.lazy import special, stats
 from protocols.core.perturbation import debias_counts
 
 P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u

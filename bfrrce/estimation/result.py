@@ -5,6 +5,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class Interval(NamedTuple):
+    """Lower and upper confidence bounds; a tuple ``(lower, upper)`` with names."""
+
+    lower: float
+    upper: float
+
+
+def _number(x):
+    """A float for JSON: None for ∞ or NaN (JSON has neither)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 @dataclass(frozen=True)
@@ -24,6 +38,9 @@ class Count:
     value: float
     std_error: float
     interval: tuple[float, float]
+
+    def __post_init__(self):
+        object.__setattr__(self, "interval", Interval(*self.interval))
 
 
 def _fmt(x):
@@ -78,6 +95,51 @@ class CardinalityEstimate:
     parameters: dict[str, object]
     details: dict[str, object] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self):
+        object.__setattr__(self, "interval", Interval(*self.interval))
+
+    @property
+    def status(self) -> str:
+        """What ``value`` is: ``"estimate"``, ``"lower bound"`` (the point estimate fell below the
+        lower bound and was raised to it: quote the bounds) or ``"paper baseline"``."""
+        if self.method == "paper":
+            return "paper baseline"
+        return "lower bound" if self.value == self.interval[0] else "estimate"
+
+    @property
+    def warnings(self) -> list[str]:
+        """Conditions that weaken the result, one sentence each (empty when none)."""
+        out = []
+        if self.details.get("saturated"):
+            L = self.parameters.get("L")
+            out.append("fewer than 5% of the columns look empty: the filter is nearly full, so the "
+                       "estimate rests on few empty columns; use a larger L"
+                       + (f" (at least {4 * L:,}, or let the advisor choose: --L auto)" if isinstance(L, int) else ""))
+        return out
+
+    def to_dict(self) -> dict:
+        """The whole result as JSON-ready values (the schema is in docs/cli.md).
+
+        Returns
+        -------
+        dict
+            ``distinct`` (bounds), ``estimate`` (value, std_error, status, method, assumption),
+            ``visible``, ``detection_limit``, ``detection``, ``parameters``, ``warnings``; None
+            (JSON ``null``) stands for an unbounded upper bound or an undefined number.
+        """
+        return {
+            "distinct": {"lower": _number(self.interval[0]), "upper": _number(self.interval[1]),
+                         "confidence": self.confidence},
+            "estimate": {"value": _number(self.value), "std_error": _number(self.std_error),
+                         "status": self.status, "method": self.method, "assumption": self.assumption},
+            "visible": {"value": _number(self.visible.value), "std_error": _number(self.visible.std_error)},
+            "detection_limit": {str(pr): _number(users) for pr, users in self.detection_limit.items()},
+            "detection": [{"users": _number(users), "probability": _number(pr)}
+                          for users, pr in self.detection.items()],
+            "parameters": dict(self.parameters),
+            "warnings": self.warnings,
+        }
+
     @property
     def lower(self) -> float:
         """Lower confidence bound on the number of distinct values."""
@@ -97,7 +159,7 @@ class CardinalityEstimate:
         lines = [
             f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
             (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate fell "
-             "below it; quote the bounds)" if self.value == lo and self.method != "paper" else
+             "below it; quote the bounds)" if self.status == "lower bound" else
              f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming {self.assumption}"),
             f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that a "
             f"value passes the per-value test (5% false positives), by its users: "
@@ -116,7 +178,4 @@ class CardinalityEstimate:
                          f"{shuffled['epsilon0']:g} (FMT21 bound; needs a shuffler trusted not to collude "
                          "and one report per user)")
         lines.append(f"parameters: {params}")
-        if self.details.get("saturated"):
-            lines.append("warning: fewer than 5% of the columns look empty: the filter is nearly "
-                         "full, so the estimate rests on few empty columns; use a larger L")
-        return "\n".join(lines)
+        return "\n".join(lines + [f"warning: {w}" for w in self.warnings])

@@ -11,7 +11,7 @@ offset  size    field
 10      1       kind: 1 = column sums, 2 = packed reports, 3 = the aggregate of a
                 ``protocols`` mechanism (:class:`protocols.SupportCounts`)
 11      4       length J of the parameter header
-15      J       UTF-8 JSON: "mechanism" (epsilon, per_bit_epsilon or null, L, l, seed,
+15      J       UTF-8 JSON: "mechanism" (epsilon, per_bit_epsilon or null, L, l, hash_seed,
                 perturbation, unit, p, q; floats as hex) and the batch identifiers: "batch" (reports: 32 hex digits, random,
                 one per file) or "batches" (column sums: every batch already counted);
                 kind 3: "class" (the mechanism's class name, :mod:`protocols.core.registry`),
@@ -76,7 +76,7 @@ _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 def _params(mech):
     per_bit = None if mech.per_bit_epsilon is None else float(mech.per_bit_epsilon).hex()
     return {"epsilon": float(mech.epsilon).hex(), "per_bit_epsilon": per_bit, "L": mech.L,
-            "l": mech.l, "seed": mech.seed, "perturbation": mech.perturbation, "unit": mech.unit,
+            "l": mech.l, "hash_seed": mech.hash_seed, "perturbation": mech.perturbation, "unit": mech.unit,
             "p": float(mech.p).hex(), "q": float(mech.q).hex()}
 
 
@@ -94,9 +94,11 @@ def _container(kind, n, payload, fields):
 
 
 def _mechanism_from(params):
+    if isinstance(params, dict) and "seed" in params and "hash_seed" not in params:
+        params = {("hash_seed" if key == "seed" else key): value for key, value in params.items()}  # headers before 0.2
     if not isinstance(params, dict) or set(params) != set(_PARAM_KEYS):
         raise FormatError(f"mechanism parameters must have exactly the keys {sorted(_PARAM_KEYS)}")
-    common = dict(L=params["L"], l=params["l"], seed=params["seed"], unit=params["unit"],
+    common = dict(L=params["L"], l=params["l"], hash_seed=params["hash_seed"], unit=params["unit"],
                   perturbation=params["perturbation"])
     if params["per_bit_epsilon"] is None:
         mech = BFRRCE(epsilon=float.fromhex(params["epsilon"]), **common)

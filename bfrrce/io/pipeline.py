@@ -35,13 +35,16 @@ from .values import CHUNK_ROWS, iter_key_chunks
 PERTURB_ROWS = 1 << 15      # rows perturbed at a time: 4 MiB of reports at L = 1024
 
 
-def position_chunks(path, column, bloom, chunk_rows: int = CHUNK_ROWS) -> Iterator[tuple]:
-    """(positions of the chunk's distinct keys (k, l), each row's key index (rows,)) per chunk."""
+def position_chunks(path, column, bloom, chunk_rows: int = CHUNK_ROWS, progress=None) -> Iterator[tuple]:
+    """(positions of the chunk's distinct keys (k, l), each row's key index (rows,)) per chunk;
+    ``progress(rows)``, if given, is called after each chunk with its number of rows."""
     for chunk in iter_key_chunks(path, column, chunk_rows):
         yield bloom.key_positions(chunk.data, chunk.offsets), chunk.codes
+        if progress is not None:
+            progress(len(chunk.codes))
 
 
-def filter_counts(path, column, bloom, chunk_rows: int = CHUNK_ROWS) -> tuple:
+def filter_counts(path, column, bloom, chunk_rows: int = CHUNK_ROWS, progress=None) -> tuple:
     """Rows whose Bloom filter has bit j, for each j, and the number of rows, streamed.
 
     Parameters
@@ -52,6 +55,8 @@ def filter_counts(path, column, bloom, chunk_rows: int = CHUNK_ROWS) -> tuple:
         The rows' filters (a row's repeated positions count once).
     chunk_rows : int
         Rows per chunk read.
+    progress : callable, optional
+        Called with the rows of each chunk once it is counted (a progress bar's ``update``).
 
     Returns
     -------
@@ -64,27 +69,27 @@ def filter_counts(path, column, bloom, chunk_rows: int = CHUNK_ROWS) -> tuple:
         The file cannot be read as values.
     """
     t, n = np.zeros(bloom.L, dtype=np.int64), 0
-    for positions, codes in position_chunks(path, column, bloom, chunk_rows):
+    for positions, codes in position_chunks(path, column, bloom, chunk_rows, progress):
         t += bloom.column_counts(positions, np.bincount(codes, minlength=len(positions)))
         n += len(codes)
     return t, n
 
 
-def _row_positions(mech, path, column, chunk_rows):
+def _row_positions(mech, path, column, chunk_rows, progress=None):
     """Each row's Bloom positions, PERTURB_ROWS rows at a time."""
-    for positions, codes in position_chunks(path, column, mech.bloom, chunk_rows):
+    for positions, codes in position_chunks(path, column, mech.bloom, chunk_rows, progress):
         for start in range(0, len(codes), PERTURB_ROWS):
             yield positions[codes[start:start + PERTURB_ROWS]]
 
 
-def _report_chunks(mech, path, column, rng, chunk_rows):
+def _report_chunks(mech, path, column, rng, chunk_rows, progress=None):
     src = source(rng)                    # one stream for the whole file
-    for rows in _row_positions(mech, path, column, chunk_rows):
+    for rows in _row_positions(mech, path, column, chunk_rows, progress):
         yield perturb_positions(rows, mech.L, mech.p, mech.q, src)
 
 
 def file_sums(mech: BFRRCE, path, column: str | None = None, rng=None, reports: bool = False,
-              chunk_rows: int = CHUNK_ROWS) -> ColumnSums:
+              chunk_rows: int = CHUNK_ROWS, progress=None) -> ColumnSums:
     """Column sums of one report per row of a file, streamed.
 
     Parameters
@@ -103,6 +108,8 @@ def file_sums(mech: BFRRCE, path, column: str | None = None, rng=None, reports: 
         count the reports (the same law, O(n·L) random bits).
     chunk_rows : int
         Rows per chunk read.
+    progress : callable, optional
+        Called with the rows of each chunk once it is read (:func:`filter_counts`).
 
     Returns
     -------
@@ -120,8 +127,8 @@ def file_sums(mech: BFRRCE, path, column: str | None = None, rng=None, reports: 
     Estimation", USENIX Security 2017 (unary encoding: independent per-bit randomized response).
     """
     if reports:
-        return mech.aggregate_batches(_report_chunks(mech, path, column, rng, chunk_rows))
-    t, n = filter_counts(path, column, mech.bloom, chunk_rows)
+        return mech.aggregate_batches(_report_chunks(mech, path, column, rng, chunk_rows, progress))
+    t, n = filter_counts(path, column, mech.bloom, chunk_rows, progress)
     return ColumnSums(mech, simulate_column_sums(t, n, mech.p, mech.q, generator(rng)), n)
 
 
@@ -177,7 +184,7 @@ def crc32_combine(crc1: int, crc2: int, length2: int) -> int:
 
 
 def privatize_file(mech: BFRRCE, path, out, column: str | None = None, rng=None,
-                   batch: str | None = None, chunk_rows: int = CHUNK_ROWS) -> int:
+                   batch: str | None = None, chunk_rows: int = CHUNK_ROWS, progress=None) -> int:
     """Write the report of every row of a file to the report file ``out``, streamed.
 
     The header is written with n = 0, the reports are appended chunk by chunk while their
@@ -197,6 +204,8 @@ def privatize_file(mech: BFRRCE, path, out, column: str | None = None, rng=None,
         None: the secure default (:func:`protocols.core.randomness.source`); seeds for simulations.
     batch : str, optional
         32 hex digits; default: a fresh random identifier.
+    progress : callable, optional
+        Called with the rows of each chunk once it is read (:func:`filter_counts`).
 
     Returns
     -------
@@ -213,7 +222,7 @@ def privatize_file(mech: BFRRCE, path, out, column: str | None = None, rng=None,
     n, crc, size = 0, 0, 0
     with atomic_output(out) as fh:
         fh.write(prefix)
-        for reports in _report_chunks(mech, path, column, rng, chunk_rows):
+        for reports in _report_chunks(mech, path, column, rng, chunk_rows, progress):
             fh.write(reports)
             crc = zlib.crc32(reports, crc)
             n, size = n + len(reports), size + reports.nbytes

@@ -10,6 +10,7 @@ format or Parquet files with a binary column of packed reports (``tabular`` extr
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterable
 
 from protocols.errors import LDPValueError
@@ -53,13 +54,16 @@ def aggregate_file(path, mechanism: BFRRCE | None = None, chunk_rows: int = 1 <<
     return total.as_batch(batch)
 
 
-def progress_bar(total: int, unit: str):
-    """A tqdm progress bar on stderr (shown after 2 s), or None when tqdm is not installed."""
+def progress_bar(total: int | None, unit: str, **options):
+    """A tqdm progress bar on stderr (shown after 2 s), or None when tqdm is not installed or
+    stderr is not a terminal (a log file gets no bar). ``options`` go to ``tqdm``."""
+    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return None
     try:
         from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, unit=unit, delay=2, leave=False)
+    return tqdm(total=total, unit=unit, delay=2, leave=False, **options)
 
 
 def aggregate_files(paths: Iterable, mechanism: BFRRCE | None = None, chunk_rows: int = 1 << 16,

@@ -31,6 +31,8 @@ import numpy as np
 from protocols.errors import InputError
 from protocols.core.hashing import dictionary_encode
 
+from ..columns import dictionary_keys
+
 CHUNK_ROWS = 1 << 17        # rows per chunk (Parquet record batches, stdlib readers: ~12 MB of str)
 _CSV_BLOCK = 1 << 22        # bytes of CSV lines parsed at a time: 2, 4 and 8 MiB take the same CPU
                             # time; 4 MiB keeps estimate FILE's peak RSS near 225 MB (8 MiB: 270)
@@ -232,23 +234,14 @@ def _guarded(path, chunks):
 
 def _dictionary_chunk(arrow, values) -> KeyChunk:
     """A pyarrow string or binary array as a :class:`KeyChunk` (nulls and empty cells dropped)."""
-    pa, pc, _, _ = arrow
-    encoded = pc.dictionary_encode(values)
-    dictionary = encoded.dictionary.cast(pa.large_binary())
-    offsets_buffer, data_buffer = dictionary.buffers()[1:3]
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[dictionary.offset:
-                                                             dictionary.offset + len(dictionary) + 1]
-    data = (np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None
-            else np.zeros(0, dtype=np.uint8))
-    codes = encoded.indices.to_numpy(zero_copy_only=False) if encoded.indices.null_count == 0 \
-        else encoded.indices.fill_null(-1).to_numpy()
-    empty = np.flatnonzero(np.diff(offsets) == 0)
+    keys = dictionary_keys(values)
+    codes, empty = keys.codes, np.flatnonzero(np.diff(keys.offsets) == 0)
     keep = codes >= 0
     if empty.size:
         keep &= codes != empty[0]
     if not keep.all():
         codes = codes[keep]
-    return KeyChunk(data, offsets, codes.astype(np.intp, copy=False))
+    return KeyChunk(keys.data, keys.offsets, codes)
 
 
 def iter_key_chunks(path, column: str | None = None,

@@ -16,7 +16,7 @@ Small runs never import numba.
 From :data:`MIN_BATCH_BYTES` on, the kernel was the faster one at every batch size measured
 for L = 256, 1000, 1024, 8192 and 16384. With rows of 4 KiB (L = 32768) the kernel was slower on batches of 256 KiB (64 rows;
 numpy slices bits from two 64 KiB slabs on) and faster again from 1 MiB, so batches of two
-slabs or more with fewer than :data:`MIN_ROWS` rows stay with numpy; README, "Speed and
+slabs or more with fewer than :data:`MIN_ROWS` rows stay with numpy; docs/measurements.md, "Speed and
 scale", has the table.
 
 The environment variable ``BFRRCE_ACCEL`` overrides the choice (read at every call):
@@ -96,7 +96,7 @@ def column_kernel(nbytes: int, rows: int):
     In ``auto`` mode the kernel counts batches of at least :data:`MIN_BATCH_BYTES`, except few
     wide rows (fewer than :data:`MIN_ROWS` in a batch of two numpy slabs or more, where its
     fixed cost per call over the 8·L counters is not paid back: 64 rows of 4 KiB ran at 0.77× numpy,
-    every other batch of the table in README, "Speed and scale", faster). A batch left to numpy
+    every other batch of the table in docs/measurements.md, "Speed and scale", faster). A batch left to numpy
     adds to the bytes numpy has counted in this process; once they would reach
     :data:`LOAD_AFTER_BYTES`, the kernel is loaded (if numba is installed and imports), so that
     loading costs at most about what numpy has already spent (the rule of renting until the

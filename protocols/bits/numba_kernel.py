@@ -15,7 +15,7 @@ lanes with their weights. Every pass is a loop over the words of one row, which 
 vectorises, and the rows are read one after another, so memory is read as one sequential
 stream whatever the row width. (The loop before read word j of the 32 rows of a group at
 once: 32 streams one row apart, which the hardware prefetchers did not follow once rows were
-1 KiB wide; the README's aggregation section gives both rates.) Rows narrower than
+1 KiB wide; docs/measurements.md, "Speed and scale", gives both rates.) Rows narrower than
 :data:`_SUPER_BYTES`, or whose width is not a multiple of 8 bytes, are read as super-rows of
 several reports, so that the loops are long enough to vectorise.
 Compiled code is cached on disk (``cache=True``, in ``__pycache__`` or ``NUMBA_CACHE_DIR``):

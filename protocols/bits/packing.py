@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from bitarray import bitarray
 
 from protocols.bits import accel
 from protocols.core.validation import check_array
@@ -70,6 +71,31 @@ def unpack(packed, d):
         bool (n, d).
     """
     return np.unpackbits(packed, axis=-1, count=int(d), bitorder=BITORDER).astype(bool)
+
+
+def to_bitarray(row, d) -> bitarray:
+    """One packed report (ceil(d/8) uint8) as a ``bitarray(endian="little")`` of its d bits.
+
+    Bit j of the result is bit j of the report (bit ``j % 8`` of byte ``j // 8``), so client code
+    can read and set report bits by index; :func:`from_bitarray` gives the packed row back.
+    """
+    row = np.ascontiguousarray(row, dtype=np.uint8).reshape(-1)
+    if row.size != nbytes(d):
+        raise IncompatibleError(f"a packed report of {d} bits has {nbytes(d)} bytes, got {row.size}")
+    bits = bitarray(endian=BITORDER)
+    bits.frombytes(row.tobytes())
+    del bits[int(d):]
+    return bits
+
+
+def from_bitarray(bits: bitarray) -> np.ndarray:
+    """A report held as a ``bitarray`` (either endianness) as one packed row: uint8
+    (ceil(len/8),), little-endian bit order, zero padding bits (the inverse of :func:`to_bitarray`)."""
+    if not isinstance(bits, bitarray):
+        raise IncompatibleError(f"expected a bitarray, got {type(bits).__name__}")
+    if bits.endian != BITORDER:
+        bits = bitarray(bits, endian=BITORDER)
+    return np.frombuffer(bits.tobytes(), dtype=np.uint8).copy()      # tobytes pads with zeros
 
 
 def check_packed(reports, d, name="reports"):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from scipy.optimize import minimize_scalar
+from protocols.core.lazy import optimize
 
 
 def log_ratio(p: float, q: float) -> float:
@@ -144,7 +144,7 @@ def optimal_theta(epsilon: float) -> float:
         p, q = the_probabilities(epsilon, theta)
         return q * (1 - q) / (p - q) ** 2
 
-    return float(minimize_scalar(cost, bounds=(0.5, 1.0), method="bounded",
+    return float(optimize.minimize_scalar(cost, bounds=(0.5, 1.0), method="bounded",
                                  options={"xatol": 1e-12}).x)
 
 

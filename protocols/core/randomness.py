@@ -1,6 +1,7 @@
 """All randomness of the package goes through this module (numpy SPEC 7 conventions).
 
 ``rng`` arguments accept None, an int seed, a :class:`numpy.random.SeedSequence`, a
+:class:`numpy.random.BitGenerator` (wrapped in a Generator, its state shared), a
 :class:`numpy.random.Generator` or a :class:`SystemRandom`.
 
 * Client-side privatization (:func:`source`) with ``rng=None`` draws from :class:`SystemRandom`:
@@ -95,7 +96,7 @@ class SystemRandom:
 
 
 Source = Union[np.random.Generator, SystemRandom]
-RNG = Union[None, int, np.random.SeedSequence, np.random.Generator, SystemRandom]
+RNG = Union[None, int, np.random.SeedSequence, np.random.BitGenerator, np.random.Generator, SystemRandom]
 
 
 def source(rng: RNG = None) -> Source:
@@ -112,14 +113,14 @@ def generator(rng: RNG = None) -> np.random.Generator:
     """A numpy Generator (for simulations): ``None`` gives a fresh OS-seeded one."""
     if isinstance(rng, SystemRandom):
         return np.random.default_rng()
-    if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)):
         return np.random.default_rng(rng)
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if rng < 0:
             raise LDPValueError(f"an int seed must be >= 0 (numpy's SeedSequence), got {rng!r}")
         return np.random.default_rng(int(rng))
     raise LDPTypeError(
-        f"rng must be None, an int, a SeedSequence, a Generator or SystemRandom, got {rng!r}")
+        f"rng must be None, an int, a SeedSequence, a BitGenerator, a Generator or SystemRandom, got {rng!r}")
 
 
 def random_bytes(src: Source, size: int) -> np.ndarray:

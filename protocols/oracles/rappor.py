@@ -32,8 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-import scipy.stats
 
+from protocols.core.lazy import stats
 from protocols.core.validation import check_int, check_probability
 from protocols.core.calibration import log_ratio
 from protocols.core.base import RNG, FrequencyOracle, SupportCounts
@@ -193,7 +193,7 @@ def ols_fit(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
         raise LDPValueError(f"{X.shape[1]} selected candidates for {X.shape[0]} equations")
     sigma2 = np.sum((y - X @ beta) ** 2) / dof
     se = np.sqrt(sigma2 * np.diag(np.linalg.pinv(X.T @ X)))
-    return beta, se, scipy.stats.t.sf(beta / se, dof)
+    return beta, se, stats.t.sf(beta / se, dof)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -518,7 +518,7 @@ class RAPPOR(FrequencyOracle):
         if correction == "bonferroni":
             significant = p_values < alpha / max(len(candidates), 1)
         else:
-            significant = scipy.stats.false_discovery_control(p_values) <= alpha
+            significant = stats.false_discovery_control(p_values) <= alpha
         return CandidateEstimates(candidates, counts, stderr, significant, p_values)
 
     def _fit_lasso(self, agg, X, keep, max_selected):
@@ -544,7 +544,7 @@ class RAPPOR(FrequencyOracle):
         if active.any():
             cov = np.linalg.pinv(Xw[:, active].T @ Xw[:, active])
             stderr[active] = np.sqrt(np.diag(cov))
-            p_values[active] = scipy.stats.norm.sf(counts[active] / stderr[active])
+            p_values[active] = stats.norm.sf(counts[active] / stderr[active])
         return counts, stderr, p_values
 
     def output_distribution(self, value: int | str | bytes, cohort: int = 0) -> dict[bytes, float]:

@@ -23,11 +23,18 @@ def test_analytic_prefers_one_hash_and_is_cached():
 
 def test_simulated_width_says_how_sure():
     s = suggest_parameters(5_000, 4.0, (50, 200), Ls=[128, 512], ls=(1, 2), perturbations=("optimized",),
-                           trials=4, max_trials=8, screen=3)
+                           objective="width", trials=4, max_trials=8, screen=3)
     assert s.objective == "width" and s.method == "simulate" and s.trials in (4, 8)
     assert 0.5 <= s.confidence <= 1 and s.margin >= 0
     assert len(s.table) == 3 and "probability that the choice is right" in s.explanation
     assert all(r["std_error"] >= 0 for r in s.table)
+
+
+def test_the_default_is_the_analytic_model_over_1_to_n():
+    """No range, no objective: the analytic AARE model over D in 1..n (no simulation)."""
+    s = suggest_parameters(200_000, 8.0)
+    assert (s.objective, s.method, s.trials) == ("aare", "analytic", 0)
+    assert s.grid[0] == 1 and s.grid[-1] == 200_000
 
 
 def test_analytic_ranks_like_the_simulation():

@@ -53,7 +53,7 @@ def test_repr_and_equality():
     a, b = BFRRCE(epsilon=1.0, L=64), BFRRCE(epsilon=1.0, L=64)
     assert a == b and hash(a) == hash(b)
     assert "perturbation='optimized'" in repr(a)
-    assert a != BFRRCE(epsilon=1.0, L=64, seed=1)
+    assert a != BFRRCE(epsilon=1.0, L=64, hash_seed=1)
 
 
 @pytest.mark.parametrize("kwargs", [dict(epsilon=1e300), dict(per_bit_epsilon=600.0),
@@ -75,3 +75,33 @@ def test_one_interface_for_every_mechanism():
     assert mech.check_reports(reports) is reports
     with pytest.raises(IncompatibleError):
         BFRRCE(epsilon=1.0, L=64).check_aggregate(agg)
+
+
+def test_one_report_as_a_bitarray_is_the_packed_row():
+    """report(): the client's single report, bit j at index j, bytes equal to privatize's row."""
+    mech = BFRRCE(epsilon=2.0, L=20, l=2)
+    ba = mech.report("alice", rng=7)
+    row = mech.privatize(["alice"], rng=7)[0]
+    assert ba.endian == "little" and len(ba) == 20
+    assert ba.tobytes() == row.tobytes()
+    assert mech.aggregate(np.frombuffer(ba.tobytes(), dtype=np.uint8)[None]).n == 1
+
+
+def test_hash_seed_and_its_deprecated_alias():
+    mech = BFRRCE(epsilon=1.0, L=64, hash_seed=5)
+    assert "hash_seed=5" in repr(mech) and "seed=5," not in repr(mech).replace("hash_seed", "")
+    with pytest.warns(DeprecationWarning, match="hash_seed"):
+        old = BFRRCE(epsilon=1.0, L=64, seed=5)
+    assert old == mech and old.seed == 5 and old.hash_seed == 5
+    import dataclasses
+    assert dataclasses.replace(mech, L=32).hash_seed == 5
+    with pytest.raises(LDPValueError):
+        BFRRCE(epsilon=1.0, L=64, seed=5, hash_seed=6)
+
+
+def test_interval_is_a_named_tuple():
+    mech = BFRRCE(epsilon=4.0, L=256)
+    est = mech.estimate(mech.aggregate(mech.privatize([f"v{i % 30}" for i in range(3000)], rng=0)))
+    lower, upper = est.interval
+    assert (est.interval.lower, est.interval.upper) == (lower, upper) == (est.lower, est.upper)
+    assert est.interval == (lower, upper) and est.visible.interval.lower <= est.visible.interval.upper

@@ -70,7 +70,7 @@ def test_merge_add_and_equality():
     parts = mech.empty_aggregate().add(reports[:100]).add(reports[100:])
     assert isinstance(parts, ColumnSums) and parts == whole
     assert mech.aggregate(reports[200:]) + mech.aggregate(reports[:200]) == whole
-    other = BFRRCE(epsilon=1.0, L=40, l=2, seed=1)
+    other = BFRRCE(epsilon=1.0, L=40, l=2, hash_seed=1)
     with pytest.raises(IncompatibleError):
         whole.merge(other.aggregate(reports))
     before = parts

@@ -32,7 +32,14 @@ def test_estimate_on_a_file(tmp_path):
     (["evaluate", "--synthetic", "n=100"], "--synthetic goes with --dataset synthetic"),
     (["evaluate", "--dataset", "synthetic", "--synthetic", "n"], "not key=value"),
     (["evaluate", "--dataset", "synthetic", "--synthetic", "size=100"], "size"),
-    (["evaluate", "--perturbation", "magic"], "invalid choice"),
+    (["evaluate", "--perturbation", "magic"], "choose from auto"),
+    (["evaluate", "--L", "3"], "--L must be >= 16"),
+    (["evaluate", "--html"], "give --out FOLDER"),
+    (["estimate", "{csv}", "--column", "c", "--epsilon", "1", "--L", "3"], "--L must be >= 16"),
+    (["estimate", "{folder}", "--epsilon", "1"], "is a directory"),
+    (["estimate", "{two}", "--epsilon", "1"], "has 2 columns (a, b): choose one with --column"),
+    (["estimate", "missing.bfr", "--aggregate"], "no such file: missing.bfr"),
+    (["docs", "nope"], "pages are"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_errors_are_one_line_and_exit_2(tmp_path, argv, message):
@@ -40,7 +47,9 @@ def test_errors_are_one_line_and_exit_2(tmp_path, argv, message):
     csv_path.write_text("c\na\nb\n")
     empty = tmp_path / "e.csv"
     empty.write_text("c\n")
-    argv = [a.format(csv=csv_path, empty=empty) for a in argv]
+    two = tmp_path / "two.csv"
+    two.write_text("a,b\n1,2\n")
+    argv = [a.format(csv=csv_path, empty=empty, folder=tmp_path, two=two) for a in argv]
     code, out, err = run(argv)
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("bfrrce: error:") and message in err
@@ -82,3 +91,132 @@ def test_privatize_aggregate_estimate_pipeline(tmp_path):
 
 def test_cli_errors_are_ldp_errors():
     assert issubclass(CLIError, LDPError)
+
+
+def test_version():
+    import bfrrce
+    code, out, err = run(["--version"])
+    assert code == 0 and out.strip() == f"bfrrce {bfrrce.__version__}"
+
+
+def _values(tmp_path, rows=3000, name="data.csv"):
+    path = tmp_path / name
+    path.write_text("user,value\n" + "".join(f"{i},v{i % 40}\n" for i in range(rows)))
+    return path
+
+
+def test_estimate_chooses_its_parameters_and_says_so(tmp_path):
+    """Without --L the advisor picks L, l, perturbation for the rows' count; one note on stderr;
+    the bounds come first on stdout; --L fixes L and the note names only what was advised."""
+    path = _values(tmp_path)
+    code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--seed", "1"])
+    assert code == 0, err
+    assert out.startswith("distinct values: between")
+    (note,) = err.splitlines()
+    assert note.startswith("bfrrce: L=") and "chosen by the advisor for 3,000 rows at ε=4" in note
+    code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--L", "256", "--seed", "1"])
+    assert "L=256" in out and "l, perturbation chosen by the advisor" in err
+    code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--L", "256", "--l", "1",
+                          "--perturbation", "optimized", "--seed", "1"])
+    assert code == 0 and err == ""
+
+
+def test_estimate_json_and_out(tmp_path):
+    """--json: the whole result with its provenance; --out: the same document, written to a file."""
+    import hashlib
+    import json
+    path = _values(tmp_path, name="one.csv")
+    path.write_text("value\n" + "".join(f"v{i % 40}\n" for i in range(3000)))      # one column: no --column
+    argv = ["estimate", str(path), "--epsilon", "4", "--seed", "1", "--json"]
+    code, out, err = run(argv)
+    assert code == 0, err
+    doc = json.loads(out)
+    import bfrrce
+    assert doc["schema"] == "bfrrce-estimate/1" and doc["bfrrce_version"] == bfrrce.__version__
+    assert doc["command"] == ["bfrrce", *argv]
+    assert doc["input"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert doc["input"]["column"] == "value" and doc["parameters"]["chosen_by"] == "advisor"
+    result = doc["result"]
+    assert result["distinct"]["lower"] <= 40 <= (result["distinct"]["upper"] or float("inf"))
+    assert result["estimate"]["status"] in ("estimate", "lower bound")
+    assert set(result) >= {"visible", "detection_limit", "detection", "parameters", "warnings"}
+    target = tmp_path / "result.json"
+    code, out, err = run(["estimate", str(path), "--epsilon", "4", "--seed", "1", "--out", str(target)])
+    assert code == 0 and out.startswith("distinct values") and f"wrote {target}" in out
+    assert json.loads(target.read_text())["result"] == result            # same seed, same result
+    code, out, err = run(["estimate", str(path), "--epsilon", "4", "--out", str(path)])
+    assert code == 2 and "also an input" in err
+
+
+def test_wrong_turns_name_the_file_and_the_fix(tmp_path):
+    path = _values(tmp_path)
+    reports = tmp_path / "part1.bfr"
+    code, out, err = run(["privatize", str(path), "--column", "value", "--epsilon", "4", "--L", "64",
+                          "--seed", "0", "--out", str(reports)])
+    assert code == 0, err
+    for argv in (["estimate", str(reports)], ["estimate", str(reports), "--aggregate"]):
+        code, out, err = run(argv)
+        assert code == 2 and "part1.bfr is a report file" in err and "bfrrce aggregate part1.bfr" in err
+    code, out, err = run(["privatize", str(reports), "--epsilon", "1", "--out", str(tmp_path / "x.bfr")])
+    assert code == 2 and "not values" in err
+    code, out, err = run(["aggregate", str(path), "--out", str(tmp_path / "x.bfr")])
+    assert code == 2 and "is not a report file: run 'bfrrce privatize" in err
+
+
+class _Closed:
+    """A stdout whose reader went away (``| head``)."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        pass
+
+
+def test_broken_pipe_exits_quietly():
+    import io
+    from bfrrce.cli import main
+    err = io.StringIO()
+    assert main(["docs", "formats"], out=_Closed(), err=err) == 141
+    assert err.getvalue() == ""
+
+
+def test_docs_pages():
+    code, out, err = run(["docs"])
+    assert code == 0 and "formats" in out and "File formats" in out
+    code, out, err = run(["docs", "docs/formats.md"])
+    assert code == 0 and out.startswith("# File formats")
+
+
+def test_help_explains_every_option():
+    """Every option of every command has a help text; --epsilon of estimate shows in the usage line."""
+    from bfrrce.cli import _parser
+    parser = _parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, sub in commands.items():
+        for action in sub._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+    code, out, _ = run(["estimate", "--help"])
+    assert "bfrrce estimate FILE --epsilon E" in out and "default auto" in out
+
+
+def test_evaluate_outputs_carry_version_and_command(tmp_path):
+    import json
+    import bfrrce
+    argv = ["evaluate", "--dataset", "synthetic", "--synthetic", "n=500,cardinality=20", "--epsilons", "4",
+            "--trials", "2", "--methods", "fill", "--L", "64", "--out", str(tmp_path), "--html", "--quiet"]
+    code, out, err = run(argv)
+    assert code == 0, err
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["bfrrce_version"] == bfrrce.__version__ and doc["command"] == ["bfrrce", *argv]
+    page = (tmp_path / "report.html").read_text()
+    assert f"bfrrce {bfrrce.__version__}" in page and "bfrrce evaluate --dataset synthetic" in page
+
+
+def test_quiet_drops_the_note():
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as folder:
+        path = _values(Path(folder))
+        code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--seed", "1", "--quiet"])
+    assert code == 0 and err == "" and out.startswith("distinct values")

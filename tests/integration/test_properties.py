@@ -9,7 +9,7 @@ from bfrrce.io.formats import dump_column_sums, dump_reports, load_column_sums, 
 from bfrrce.datasets.bitcoin import BitcoinFormatError, iter_blocks
 from protocols import LDPError
 
-MECH = BFRRCE(epsilon=1.5, L=37, l=2, seed=3)
+MECH = BFRRCE(epsilon=1.5, L=37, l=2, hash_seed=3)
 FUZZ = settings(max_examples=500, deadline=None, derandomize=True,  # stable CI, fixed examples
                suppress_health_check=[HealthCheck.too_slow])
 

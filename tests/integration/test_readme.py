@@ -25,3 +25,22 @@ def test_readme_example_prints_bounds_that_contain_the_truth(capsys):
     assert lower <= truth <= upper
     text = README.read_text(encoding="utf-8")
     assert printed.strip() in text          # the README shows what the code prints
+
+
+def test_readme_python_section_runs():
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## In Python")
+    code = re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert namespace["mech"].L == namespace["advice"].L
+
+
+def test_readme_is_short_and_links_resolve():
+    """Under 250 lines; every docs/ page it names exists (the sets, shuffle and multidimensional
+    pages come with their features)."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 250
+    pending = {"sets", "shuffle", "multidimensional"}
+    for name in set(re.findall(r"docs/([a-z0-9_-]+)\.md", text)) - pending:
+        assert (README.parent / "docs" / f"{name}.md").is_file(), name

@@ -266,8 +266,8 @@ def test_lower_bound_holds_at_small_n_q():
     values, counts = np.arange(122), np.diff(np.linspace(0, 2000, 123).round().astype(np.int64))
     for eps in (6.0, 8.0):
         runs = 100
-        ok = sum(BFRRCE(epsilon=eps, L=4096, seed=s).estimate(
-            BFRRCE(epsilon=eps, L=4096, seed=s).simulate(values, rng=s, counts=counts)).lower <= 122
+        ok = sum(BFRRCE(epsilon=eps, L=4096, hash_seed=s).estimate(
+            BFRRCE(epsilon=eps, L=4096, hash_seed=s).simulate(values, rng=s, counts=counts)).lower <= 122
             for s in range(runs))
         assert ok / runs >= nominal(runs, 0.975)
 

@@ -97,3 +97,16 @@ def test_oracle_aggregate_files_are_checked():
     shape = data[:-4].replace(b'"shape": [4]', b'"shape": [2]')
     with pytest.raises(IncompatibleError):
         load_aggregate(recrc(shape[:-16]))
+
+
+def test_headers_that_say_seed_are_read():
+    """Files written before hash_seed was named so carry "seed" in the mechanism header."""
+    from bfrrce.io.formats import COLUMN_SUMS, _container, _params
+    mech = BFRRCE(epsilon=1.0, L=40, l=2, hash_seed=9)
+    agg = mech.aggregate(mech.privatize(np.arange(30), rng=0))
+    params = {("seed" if k == "hash_seed" else k): v for k, v in _params(mech).items()}
+    old = _container(COLUMN_SUMS, agg.n, agg.counts.astype("<i8").tobytes(),
+                     {"mechanism": params, "batches": [sums_batch(agg)]})
+    loaded = load_column_sums(old)
+    assert loaded.mechanism == mech and loaded.mechanism.hash_seed == 9
+    assert np.array_equal(loaded.counts, agg.counts)

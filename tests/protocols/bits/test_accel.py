@@ -141,7 +141,7 @@ def test_auto_loads_the_kernel_once_numpy_has_counted_enough(monkeypatch):
 
 def test_auto_leaves_few_wide_rows_to_numpy(monkeypatch):
     """Once loaded, the kernel counts 16 rows of 4 KiB (64 KiB, numpy's slow unpacking path)
-    and 256 of them, but not 64 (256 KiB, where numpy was faster: README table)."""
+    and 256 of them, but not 64 (256 KiB, where numpy was faster: docs/measurements.md table)."""
     monkeypatch.delenv(accel.ENV, raising=False)
     monkeypatch.setattr(accel, "_KERNEL", "protocols")                   # "already loaded"
     monkeypatch.setattr(accel, "load", lambda: "kernel")

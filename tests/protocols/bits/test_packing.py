@@ -8,8 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from bitarray import bitarray
 
 import protocols
+from protocols.errors import IncompatibleError
 from protocols.bits import accel, packing as bits
 from protocols.bits.bitslice import BitSlicedCounter, fold_halves
 
@@ -140,3 +142,17 @@ def test_randomized_response_packed_keeps_rows_aligned_across_chunks(chunk_bits)
         flipped = randomness.randomized_response_packed(rng, (n, d), np.nonzero(ones), 0.0, 1.0)
     np.testing.assert_array_equal(kept, bits.pack(ones))
     np.testing.assert_array_equal(flipped, bits.pack(~ones))
+
+
+@pytest.mark.parametrize("d", [1, 7, 8, 13, 64])
+def test_bitarray_round_trip(d):
+    """A packed row and its bitarray hold the same bits by index, and back (either endianness)."""
+    rows = bits.pack(np.random.default_rng(d).random((3, d)) < 0.5)
+    for row in rows:
+        ba = bits.to_bitarray(row, d)
+        assert ba.endian == "little" and len(ba) == d
+        assert ba.tolist() == bits.unpack(row[None], d)[0].tolist()
+        assert np.array_equal(bits.from_bitarray(ba), row)
+        assert np.array_equal(bits.from_bitarray(bitarray(ba, endian="big")), row)
+    with pytest.raises(IncompatibleError):
+        bits.to_bitarray(rows[0][:0], d)

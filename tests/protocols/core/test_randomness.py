@@ -281,3 +281,14 @@ def test_without_a_seed_reports_differ():
     mech = OUE(epsilon=4, d=1024)
     assert not np.array_equal(mech.privatize(np.zeros(1000, dtype=int)),
                               mech.privatize(np.zeros(1000, dtype=int)))
+
+
+def test_a_bit_generator_is_an_rng():
+    """numpy SPEC 7: a BitGenerator is wrapped in a Generator that shares its state."""
+    mech = BFRRCE(epsilon=2.0, L=64)
+    a = mech.privatize(["x", "y"], rng=np.random.PCG64(5))
+    b = mech.privatize(["x", "y"], rng=np.random.Generator(np.random.PCG64(5)))
+    assert np.array_equal(a, b)
+    bits = np.random.PCG64(1)
+    generator(bits).random()
+    assert bits.state != np.random.PCG64(1).state            # the caller's stream advanced
