@@ -13,8 +13,9 @@ from .advice import suggest_parameters
 from .bloom import BloomFilter
 from .estimation import CardinalityEstimate
 from .mechanism import BFRRCE, estimate_distinct
+from .sets import SetSketch
 from .sums import ColumnSums, Debiased
 
 __all__ = ["BFRRCE", "BloomFilter", "CardinalityEstimate", "ColumnSums", "Debiased",
-           "PrivacyWarning", "estimate_distinct", "suggest_parameters"]
+           "PrivacyWarning", "SetSketch", "estimate_distinct", "suggest_parameters"]
 __version__ = "0.1.0"

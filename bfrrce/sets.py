@@ -1,0 +1,593 @@
+"""Set sketches: the size of the union of parties' sets under per-item local differential privacy.
+
+A party holds a set of items. Each item is hashed once (MurmurHash3 x86_32, seeded, on the
+canonical key bytes of :mod:`protocols.hashing`); with B = 2^b buckets, the hash's low b bits
+give the bucket and the number of trailing zeros of the remaining 32 − b bits the level
+(level g with probability 2^-(g+1), the last level absorbing the tail). The item sets one cell
+(bucket, level) of a B × G bit matrix, and every bit of the matrix is reported through per-bit
+randomized response (1 with probability p if set, q if not). Adding or removing one item
+changes at most one bit, from 0 to 1, so one report is ε-LDP per item with
+ε = max(ln(p/q), ln((1 − q)/(1 − p))); a party holding k items gets k·ε (group privacy).
+
+The server sums the cells over the k parties' reports (:class:`bfrrce.sums.ColumnSums`, exact
+and mergeable). With N distinct items in the union, a cell of level g is empty with
+probability e_g = (1 − π_g/B)^N, π_g the level's probability; its sum is
+c ~ Binomial(m, p) + Binomial(k − m, q), m the number of parties holding an item in the cell
+(m = 0 for an empty cell). :meth:`SetSketch.estimate` maximises over N the profile likelihood
+Π_g Π_b [e_g·Pr[c | 0] + (1 − e_g)·Σ_m F_g(m)·Pr[c | m]], F_g the law of m in the occupied cells
+of level g, profiled out per level (any overlap of the parties' sets); for one party F_g puts
+all mass on m = 1 and this is the likelihood of Sketch-Flip-Merge. The interval is the
+likelihood-ratio interval. See docs/sets.md.
+
+References
+----------
+J. Hehir, D. Ting, G. Cormode, "Sketch-Flip-Merge: mergeable sketches for private distinct
+counting", ICML 2023 (arXiv 2302.02056). P. Flajolet, G. N. Martin, "Probabilistic counting
+algorithms for data base applications", JCSS 31(2), 1985 (the geometric levels).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from protocols import bits
+from protocols._validate import check_epsilon, check_int, check_probability
+from protocols.accounting import sue_probabilities
+from protocols.base import Mechanism
+from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
+from protocols.hashing import hash_keys
+from protocols.randomness import RNG, generator, randomized_response_packed, source
+from protocols.ue import bit_vector_distribution, count_columns, simulate_column_sums
+
+from .bloom import MAX_L
+from .estimation import CardinalityEstimate
+from .estimation.result import Count
+from .mechanism import check_set_batch
+from .sums import MAX_REPORTS, ColumnSums
+
+PERTURBATIONS = ("symmetric", "asymmetric")
+HASH_BITS = 32
+SHARES = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 0.99, 1.0)
+GRID_POINTS = 40         # log N points of each profile grid
+
+
+def item_probabilities(epsilon: float, perturbation: str) -> tuple[float, float]:
+    """(p, q) spending exactly ``epsilon`` per item (one bit goes 0 → 1).
+
+    * "symmetric": p = 1 − q = e^ε/(1 + e^ε); both log-ratios ln(p/q) and ln((1 − q)/(1 − p))
+      equal ε. Binary randomized response is optimal for a binary input (Kairouz, Oh,
+      Viswanath 2014): every other (p, q) of the budget has less Fisher information per cell
+      at every fill (measured by ``python -m benchmarks.sets``).
+    * "asymmetric": p = 1/2, q = e^{-ε}/2 (ln(p/q) = ε, ln((1 − q)/(1 − p)) = ln(2 − e^{-ε}) < ε),
+      the OUE-like choice, for comparison.
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-item budget, > 0.
+    perturbation : {"symmetric", "asymmetric"}
+
+    Returns
+    -------
+    (float, float)
+        p and q.
+
+    Raises
+    ------
+    LDPValueError
+        An unknown perturbation, or ε so large that p or q rounds to 0 or 1.
+    """
+    if perturbation not in PERTURBATIONS:
+        raise LDPValueError(f"perturbation must be one of {PERTURBATIONS}, got {perturbation!r}")
+    p, q = sue_probabilities(2 * epsilon) if perturbation == "symmetric" else (0.5, 0.5 * math.exp(-epsilon))
+    if not 0.0 < q < p < 1.0:
+        raise LDPValueError(f"epsilon={epsilon!r} is too large: the flip probabilities round to 0 or 1 "
+                            f"(p={p!r}, q={q!r})")
+    return p, q
+
+
+def level_probabilities(buckets: int, levels: int) -> np.ndarray:
+    """π_g, the probability that an item lands in level g, g = 0..G − 1.
+
+    The level is the number of trailing zeros of the r = 32 − log2(B) hash bits above the bucket,
+    capped at G − 1 (and G − 1 when those bits are all zero): π_g = 2^-(g+1) for g < min(G − 1, r),
+    0 for r <= g < G − 1, and the rest of the mass at the last level.
+
+    Parameters
+    ----------
+    buckets, levels : int
+        B (a power of two) and G.
+
+    Returns
+    -------
+    numpy.ndarray
+        float (G,), summing to 1.
+    """
+    r = HASH_BITS - (buckets.bit_length() - 1)
+    g = np.arange(levels)
+    pi = np.where(g < r, 0.5 ** (g + 1.0), 0.0)
+    pi[-1] = 0.0
+    pi[-1] = 1.0 - pi.sum()
+    return pi
+
+
+class SetEstimate(CardinalityEstimate):
+    """The union's cardinality (a :class:`bfrrce.CardinalityEstimate`) with a printout for sets:
+    ``interval`` is the likelihood-ratio interval, ``std_error`` the inverse observed
+    information at the estimate."""
+
+    def __str__(self):
+        lo, hi = self.interval
+        par = self.parameters
+        lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: {self.value:,.1f} "
+                 f"± {self.std_error:,.1f}"),
+                 f"{100 * self.confidence:g}% interval: [{lo:,.1f}, {hi:,.1f}] ({self.assumption})",
+                 (f"privacy: ε = {par['epsilon']:g} per item; a party holding k items gets k·ε "
+                 "(group privacy)"),
+                 "parameters: " + ", ".join(f"{k}={v}" for k, v in par.items())]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetSketch(Mechanism):
+    """A B × G geometric-level bit sketch per party, every bit flipped: the union's size under
+    per-item ε-LDP (docs/sets.md).
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-item budget: one report is ε-LDP for the addition or removal of one item; a party
+        holding k items gets k·ε (group privacy).
+    buckets : int
+        B, a power of two in [2, 2**24]. Default 4096.
+    levels : int
+        G >= 1, with B·G <= 2**24 bits. Default 24. Levels beyond 32 − log2(B) hash bits are never
+        reached (π_g = 0) except the last.
+    hash_seed : int
+        Seed of the one MurmurHash3 hash, in [0, 2**32).
+    perturbation : {"symmetric", "asymmetric"}
+        The flip probabilities (:func:`item_probabilities`); "symmetric" (the default) has the
+        lower variance at every fill.
+
+    Attributes
+    ----------
+    L : int
+        B·G, bits per report (cell j = g·B + b for bucket b of level g).
+    p, q : float
+        Pr[report bit 1 | cell set] and Pr[report bit 1 | cell not set].
+    pi : numpy.ndarray
+        Level probabilities π_g (:func:`level_probabilities`).
+
+    Raises
+    ------
+    LDPTypeError, LDPValueError
+        A parameter of the wrong type or out of range (B not a power of two, B·G > 2**24, an
+        unknown perturbation, an ε that is not positive and finite or rounds p or q to 0 or 1).
+
+    References
+    ----------
+    Hehir, Ting, Cormode, ICML 2023 (arXiv 2302.02056): the same sketch with symmetric flips.
+    """
+
+    epsilon: float
+    buckets: int = 4096
+    levels: int = 24
+    hash_seed: int = 0
+    perturbation: str = "symmetric"
+    L: int = field(init=False, repr=False, compare=False)
+    p: float = field(init=False, repr=False, compare=False)
+    q: float = field(init=False, repr=False, compare=False)
+    pi: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        eps = check_epsilon(self.epsilon)
+        buckets = check_int(self.buckets, "buckets", 2, MAX_L)
+        if buckets & (buckets - 1):
+            raise LDPValueError(f"buckets must be a power of two, got {buckets}")
+        levels = check_int(self.levels, "levels", 1, MAX_L // buckets)
+        seed = check_int(self.hash_seed, "hash_seed", 0, 2 ** 32 - 1)
+        p, q = item_probabilities(eps, self.perturbation)
+        for name, value in {"epsilon": eps, "buckets": buckets, "levels": levels, "hash_seed": seed, "L": buckets * levels,
+                                "p": p, "q": q, "pi": level_probabilities(buckets, levels)}.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def parameters(self) -> dict:
+        """ε per item (6 digits), B, G, hash seed and perturbation, for reports."""
+        return {"epsilon": round(self.epsilon, 6), "buckets": self.buckets, "levels": self.levels,
+                "hash_seed": self.hash_seed, "perturbation": self.perturbation}
+
+    @property
+    def privacy(self) -> str:
+        """The guarantee in words."""
+        return (f"ε = {self.epsilon:g} per item (adding or removing one item changes at most one bit); "
+                f"a party holding k items gets k·ε = {self.epsilon:g}·k")
+
+    # -- client ---------------------------------------------------------------------------
+    def cells(self, items: Collection) -> np.ndarray:
+        """The cell of each item: g·B + b (int64, one per item, duplicates kept).
+
+        Parameters
+        ----------
+        items : collection of bytes, str or int
+            Canonical keys (:mod:`protocols.hashing`); a numpy array is hashed without a copy.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (len(items),) in [0, L).
+
+        Raises
+        ------
+        LDPTypeError
+            A ``str``/``bytes`` passed as the whole collection, or an item without canonical bytes.
+        """
+        if isinstance(items, (str, bytes)) or not hasattr(items, "__len__"):
+            raise LDPTypeError(f"items must be a collection of items, got {type(items).__name__}: "
+                               f"{items!r:.80} (wrap one item as {{item}})")
+        if len(items) == 0:
+            return np.zeros(0, dtype=np.int64)
+        if not isinstance(items, np.ndarray):
+            items = list(items)
+        h = hash_keys(items, [self.hash_seed])[:, 0]
+        shift = self.buckets.bit_length() - 1
+        rest = h >> np.uint32(shift)
+        low = rest & (~rest + np.uint32(1))                   # lowest set bit (0 when rest = 0)
+        level = np.frexp(low.astype(np.float64))[1].astype(np.int64) - 1
+        level = np.where(rest == 0, self.levels - 1, np.minimum(level, self.levels - 1))
+        return level * self.buckets + (h & np.uint32(self.buckets - 1)).astype(np.int64)
+
+    def privatize(self, items: Collection, rng: RNG = None) -> np.ndarray:
+        """One party's report: its sketch with every bit flipped.
+
+        Parameters
+        ----------
+        items : collection of bytes, str or int
+            The party's items (set, list, tuple, 1-D array; may be empty; duplicates count once).
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            None (clients): a ChaCha20 stream keyed from ``os.urandom``; seeds are for simulations.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (ceil(L/8),), little-endian bit order.
+
+        Raises
+        ------
+        LDPTypeError
+            As :meth:`cells`, or an ``rng`` of another type.
+        """
+        cells = self.cells(items)
+        return randomized_response_packed(source(rng), (1, self.L), (np.zeros(cells.size, np.int64), cells),
+                                          self.p, self.q)[0]
+
+    def privatize_sets(self, sets: Sequence, rng: RNG = None) -> np.ndarray:
+        """Reports of many parties at once, one row per party (as :meth:`privatize` each).
+
+        Parameters
+        ----------
+        sets : sequence of collections
+            One collection of items per party (:func:`bfrrce.mechanism.check_set_batch`).
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            As :meth:`privatize`.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (len(sets), ceil(L/8)).
+
+        Raises
+        ------
+        LDPTypeError, LDPValueError
+            As :func:`check_set_batch` and :meth:`cells`; no sets.
+        """
+        sets = check_set_batch(sets)
+        if len(sets) == 0:
+            raise LDPValueError("sets is empty")
+        rows, cells = self._party_cells(sets)
+        return randomized_response_packed(source(rng), (len(sets), self.L), (rows, cells), self.p, self.q)
+
+    def _party_cells(self, sets):
+        """(party, cell) of every item of every set, sorted by party."""
+        per = [self.cells(s) for s in sets]
+        rows = np.repeat(np.arange(len(per)), [c.size for c in per])
+        return rows, (np.concatenate(per) if per else np.zeros(0, np.int64))
+
+    def output_distribution(self, items: Collection) -> dict[bytes, float]:
+        """Exact Pr[report | set of items] over all 2^L reports, for privacy audits (L <= 16).
+
+        Parameters
+        ----------
+        items : collection
+            One party's items.
+
+        Returns
+        -------
+        dict
+            {packed report (bytes): probability}.
+
+        Raises
+        ------
+        LDPValueError
+            L > 16.
+        """
+        cells = np.zeros(self.L, dtype=bool)
+        cells[self.cells(items)] = True
+        return bit_vector_distribution(cells, self.p, self.q)
+
+    # -- server ---------------------------------------------------------------------------
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
+        """``reports`` (one report, 1-D, or a batch, 2-D) as uint8 (n, ceil(L/8)).
+
+        Raises
+        ------
+        LDPTypeError
+            A dtype other than uint8.
+        IncompatibleError
+            Another width, or padding bits set.
+        """
+        reports = np.asarray(reports)
+        return bits.check_packed(reports[None] if reports.ndim == 1 else reports, self.L)
+
+    def aggregate(self, reports: ArrayLike) -> ColumnSums:
+        """Cell sums (reports with bit j set) of one report or a batch of them.
+
+        Returns
+        -------
+        ColumnSums
+            The L sums and n = the number of parties; merge with ``+``.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            As :meth:`check_reports`.
+        """
+        reports = self.check_reports(reports)
+        return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
+
+    def aggregate_batches(self, batches: Iterable[ArrayLike]) -> ColumnSums:
+        """Cell sums of an iterable of report batches, one running counter (O(L) memory)."""
+        return ColumnSums(self, *count_columns((self.check_reports(b) for b in batches), self.L))
+
+    def empty_aggregate(self) -> ColumnSums:
+        """The sums of no reports (the neutral element of merging)."""
+        return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
+
+    def occupancy(self, sets: Sequence, counts: ArrayLike | None = None) -> np.ndarray:
+        """m_j, the number of parties holding an item in cell j (int64, L).
+
+        Parameters
+        ----------
+        sets : sequence of collections
+            Distinct party sets.
+        counts : array_like of int, optional
+            ``counts[i]`` parties hold ``sets[i]``; default one each.
+        """
+        sets = check_set_batch(sets)
+        weights = np.ones(len(sets), np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+        if weights.shape != (len(sets),) or (weights < 0).any():
+            raise LDPValueError(f"counts must be {len(sets)} non-negative integers, got {counts!r:.80}")
+        rows, cells = self._party_cells(sets)
+        key = np.unique(rows * self.L + cells)                # each party's cell once
+        return np.bincount(key % self.L, weights=weights[key // self.L], minlength=self.L).astype(np.int64)
+
+    def simulate(self, sets: Sequence, *, counts: ArrayLike | None = None, rng: RNG = None) -> ColumnSums:
+        """Cell sums of the parties' reports drawn exactly in law, without reports:
+        c_j ~ Binomial(m_j, p) + Binomial(k − m_j, q) (:meth:`occupancy`).
+
+        Parameters
+        ----------
+        sets : sequence of collections
+            Distinct party sets.
+        counts : array_like of int, optional
+            Parties holding each set; default one each.
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            Seed of the simulation.
+        """
+        m = self.occupancy(sets, counts)
+        k = len(sets) if counts is None else int(np.sum(counts))
+        return self.sums_from_occupancy(m, k, rng)
+
+    def sums_from_occupancy(self, occupancy: ArrayLike, parties: int, rng: RNG = None) -> ColumnSums:
+        """Cell sums of ``parties`` reports given the occupant counts m_j, drawn exactly in law.
+
+        Parameters
+        ----------
+        occupancy : array_like of int
+            m_j in [0, parties], L of them.
+        parties : int
+            k, the number of reports, in [1, 2**53].
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            Seed of the simulation.
+        """
+        k = check_int(parties, "parties", 1, MAX_REPORTS)
+        m = np.asarray(occupancy, dtype=np.int64)
+        if m.shape != (self.L,) or (m < 0).any() or (m > k).any():
+            raise LDPValueError(f"occupancy must be {self.L} integers in [0, {k}]")
+        return ColumnSums(self, simulate_column_sums(m, k, self.p, self.q, generator(rng)), k)
+
+    def check_aggregate(self, aggregate: ColumnSums) -> ColumnSums:
+        """``aggregate`` if it is the non-empty :class:`ColumnSums` of this sketch.
+
+        Raises
+        ------
+        LDPTypeError
+            Not a :class:`ColumnSums`.
+        IncompatibleError
+            Sums of other parameters.
+        LDPValueError
+            No reports.
+        """
+        if not isinstance(aggregate, ColumnSums):
+            raise LDPTypeError(f"expected ColumnSums, got {type(aggregate).__name__}")
+        if aggregate.mechanism != self:
+            raise IncompatibleError(f"sums of {aggregate.mechanism!r} cannot be read by {self!r}")
+        if aggregate.n == 0:
+            raise LDPValueError("no reports: nothing to estimate")
+        return aggregate
+
+    def fisher_information(self, union: float) -> float:
+        """Fisher information about N of one party's report holding N items (the Cramér–Rao bound
+        is its inverse): Σ_g B·(p − q)²·(de_g/dN)²/(r_g(1 − r_g)), r_g = q + (p − q)(1 − e_g).
+
+        Parameters
+        ----------
+        union : float
+            N > 0.
+
+        Returns
+        -------
+        float
+        """
+        e, de = self._empty(np.atleast_1d(float(union)))
+        r = self.q + (self.p - self.q) * (1 - e[0])
+        return float(np.sum(self.buckets * (self.p - self.q) ** 2 * de[0] ** 2 / (r * (1 - r))))
+
+    def _empty(self, union):
+        """e_g(N) = (1 − π_g/B)^N and de_g/dN for every N of ``union`` (shape (len(union), G))."""
+        log1m = np.log1p(-self.pi / self.buckets)
+        e = np.exp(np.outer(union, log1m))
+        return e, e * log1m
+
+    def estimate(self, aggregate: ColumnSums, confidence: float = 0.95) -> SetEstimate:
+        """The number of distinct items in the union of the parties' sets (docs/sets.md).
+
+        The profile likelihood of N, maximised per level over the law F_g of the occupant
+        counts of occupied cells (module docstring); for one party, the likelihood of
+        Sketch-Flip-Merge. ``value`` is the maximum, ``interval`` the likelihood-ratio interval
+        {N: 2(ℓ̂ − ℓ(N)) <= χ²₁(confidence)}, ``std_error`` the inverse observed information.
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Cell sums of this sketch's reports (k = aggregate.n parties).
+        confidence : float
+            Level of the interval, in (0, 1).
+
+        Returns
+        -------
+        SetEstimate
+            A :class:`bfrrce.CardinalityEstimate`; ``details`` holds the profile grid, the
+            per-level empty fractions at the estimate and the number of EM steps.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError, LDPValueError
+            As :meth:`check_aggregate`; a confidence outside (0, 1).
+        """
+        confidence = check_probability(confidence, "confidence")
+        agg = self.check_aggregate(aggregate)
+        profile = _Profile(self, agg.counts.reshape(self.levels, self.buckets), agg.n)
+        value, se, interval, details = profile.solve(stats.chi2.ppf(confidence, 1))
+        assumption = ("likelihood-ratio interval, any overlap of the sets" if agg.n > 1 else
+                      "likelihood-ratio interval")
+        params = {**self.parameters, "parties": agg.n}
+        return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
+                           assumption=assumption, visible=Count(value, se, interval), detection_limit={},
+                           detection={}, method="profile-likelihood", parameters=params, details=details)
+
+
+class _Profile:
+    """The profile log-likelihood ℓ(N) = max_s ℓ(N, s) of cell sums (levels × buckets) of k parties.
+
+    A cell of level g holds Poisson(λ_g) union items, λ_g = −N ln(1 − π_g/B) (so that it is empty
+    with probability (1 − π_g/B)^N); a share s of the items is held by every party, the others
+    by one party each, at random. Poissonized, a cell then holds a common item with probability
+    1 − e^{−sλ_g} (sum Binomial(k, p)), and otherwise each party independently holds one of its
+    own items with probability a = 1 − e^{−(1−s)λ_g/k} (sum Binomial(k, q + a(p − q))):
+    Pr[c] = (1 − e^{−sλ})·Bin(c; k, p) + e^{−sλ}·Bin(c; k, q + a(p − q)). For one party s does
+    not matter and this is the likelihood of Sketch-Flip-Merge.
+    """
+
+    def __init__(self, sketch: SetSketch, counts: np.ndarray, k: int):
+        self.sketch, self.k = sketch, k
+        self.shares = SHARES if k > 1 else (0.0,)
+        values = np.unique(counts)
+        index = np.searchsorted(values, counts)
+        self.hist = np.stack([np.bincount(row, minlength=values.size) for row in index]).astype(float)
+        self.values = values.astype(float)                    # (bins,); hist (G, bins)
+        self.log_choose = stats.binom.logpmf(values, k, 0.5) + k * math.log(2.0)
+        self.common = stats.binom.logpmf(values, k, sketch.p)  # a common item: every party's bit set
+        self.log_rate = -np.log1p(-sketch.pi / sketch.buckets)  # λ_g per unit of N
+
+    def loglik(self, union: np.ndarray, share: float) -> np.ndarray:
+        """ℓ(N, s) at each N of ``union`` (any N >= 0)."""
+        sk, k, c = self.sketch, self.k, self.values
+        lam = np.outer(union, self.log_rate)[..., None]          # (E, G, 1)
+        x = sk.q + (sk.p - sk.q) * -np.expm1(-(1 - share) * lam / k)
+        own = self.log_choose + c * np.log(x) + (k - c) * np.log1p(-x)      # (E, G, bins)
+        if share > 0:
+            with np.errstate(divide="ignore"):
+                common = np.log(-np.expm1(-share * lam))
+            own = np.logaddexp(common + self.common, own - share * lam)
+        return np.einsum("egb,gb->e", own, self.hist)
+
+    def profile(self, union: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(max over the shares s of ℓ(N, s), the maximising s) at each N."""
+        table = np.stack([self.loglik(union, s) for s in self.shares])
+        best = table.argmax(axis=0)
+        return table[best, np.arange(union.size)], np.asarray(self.shares)[best]
+
+    def solve(self, threshold: float):
+        """(value, std_error, interval, details) from zooming grids of log N."""
+        sk = self.sketch
+        reach = np.flatnonzero(sk.pi > 0)
+        top = math.log(sk.buckets / sk.pi[reach[-2] if reach.size > 1 else reach[-1]]) + math.log(64.0)
+        grid = np.linspace(math.log(0.25), max(top, 2.0), GRID_POINTS)
+        ll, share = self.profile(np.exp(grid))
+        zero = float(self.profile(np.zeros(1))[0][0])
+        for _ in range(2):                                       # zoom on the region above the threshold
+            inside = np.flatnonzero(ll >= ll.max() - threshold - 2.0)
+            fine = np.linspace(grid[max(inside[0] - 1, 0)], grid[min(inside[-1] + 1, grid.size - 1)], GRID_POINTS)
+            more, more_share = self.profile(np.exp(fine))
+            grid, first = np.unique(np.concatenate([grid, fine]), return_index=True)
+            ll, share = np.concatenate([ll, more])[first], np.concatenate([share, more_share])[first]
+        i = int(np.argmax(ll))
+        best = max(ll[i], zero)
+        value = 0.0 if zero >= ll[i] else math.exp(_vertex(grid, ll, i))
+        cut = best - threshold / 2
+        lower = _crossing(grid, ll, i, cut, -1)
+        upper = _crossing(grid, ll, i, cut, +1)
+        lower = 0.0 if lower is None or zero >= cut else math.exp(lower)
+        upper = math.inf if upper is None else math.exp(upper)
+        curv = _curvature(grid, ll, i)
+        se = value / math.sqrt(curv) if curv > 0 and value > 0 else (upper - lower) / (2 * math.sqrt(threshold))
+        details = {"log_union_grid": grid, "loglik": ll, "loglik_zero": zero, "shared_share": float(share[i]),
+                   "empty_fraction": self.sketch._empty(np.array([value]))[0][0], "parties": self.k}
+        return value, float(se), (float(min(lower, value)), float(max(upper, value))), details
+
+
+def _vertex(grid, ll, i):
+    """The maximum of the parabola through the grid points around index i (log N)."""
+    if i == 0 or i == grid.size - 1:
+        return grid[i]
+    x, y = grid[i - 1:i + 2], ll[i - 1:i + 2]
+    a, b, _ = np.polyfit(x - x[1], y, 2)
+    return float(x[1] - b / (2 * a)) if a < 0 else float(x[1])
+
+
+def _curvature(grid, ll, i):
+    """−d²ℓ/d(log N)² at grid index i (0 at an end)."""
+    if i == 0 or i == grid.size - 1:
+        return 0.0
+    x, y = grid[i - 1:i + 2], ll[i - 1:i + 2]
+    return float(-2 * np.polyfit(x - x[1], y, 2)[0])
+
+
+def _crossing(grid, ll, i, level, direction):
+    """log N where ℓ first falls below ``level`` from index i in ``direction`` (linear
+    interpolation), None when it never does on the grid."""
+    j = i
+    while 0 <= j + direction < grid.size:
+        k = j + direction
+        if ll[k] < level:
+            t = (ll[j] - level) / (ll[j] - ll[k])
+            return float(grid[j] + t * (grid[k] - grid[j]))
+        j = k
+    return None

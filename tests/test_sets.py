@@ -1,0 +1,115 @@
+"""The set sketch (bfrrce.sets): cells, privacy (exact audit), reports, sums and the estimator."""
+
+import math
+
+import mmh3
+import numpy as np
+import pytest
+
+from bfrrce import ColumnSums, SetSketch
+from bfrrce.sets import item_probabilities, level_probabilities
+from protocols.audit import exact_epsilon
+from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
+
+
+def test_cells_follow_the_hash_bits():
+    sk = SetSketch(epsilon=1.0, buckets=16, levels=6, hash_seed=7)
+    items = list(range(500))
+    for item, cell in zip(items, sk.cells(items)):
+        h = mmh3.hash(int(item).to_bytes(8, "little", signed=True), 7, signed=False)
+        rest = h >> 4
+        tz = 32 if rest == 0 else (rest & -rest).bit_length() - 1
+        assert cell == min(tz, 5) * 16 + (h & 15)
+    assert sk.cells(["a", b"a"]).tolist()[0] == sk.cells([b"a"]).tolist()[0]   # canonical keys
+
+
+def test_level_probabilities_sum_to_one_and_absorb_the_tail():
+    pi = level_probabilities(4096, 24)
+    assert math.isclose(pi.sum(), 1.0)
+    assert pi[0] == 0.5 and pi[19] == 2.0 ** -20
+    assert (pi[20:23] == 0).all() and pi[23] == 2.0 ** -20          # 20 hash bits above the bucket
+    assert math.isclose(level_probabilities(16, 4)[3], 2.0 ** -3)
+
+
+@pytest.mark.parametrize("perturbation", ["symmetric", "asymmetric"])
+def test_exact_epsilon_per_item_by_enumeration(perturbation):
+    sk = SetSketch(epsilon=1.3, buckets=4, levels=4, perturbation=perturbation)   # 16 bits
+    items = list(range(40))
+    cells = sk.cells(items)
+    base = items[:3]
+    fresh = next(i for i, c in zip(items, cells) if c not in set(cells[:3]))
+    same = next(i for i, c in zip(items[3:], cells[3:]) if c == cells[0])
+    measured = max(exact_epsilon(sk.output_distribution, [base, base + [fresh]]),
+                   exact_epsilon(sk.output_distribution, [[], [fresh]]))
+    assert measured == pytest.approx(1.3, rel=1e-9) or perturbation == "asymmetric" and measured <= 1.3 + 1e-9
+    assert exact_epsilon(sk.output_distribution, [base, base + [same]]) == 0.0
+    p, q = item_probabilities(1.3, perturbation)
+    assert max(math.log(p / q), math.log((1 - q) / (1 - p))) == pytest.approx(1.3)
+
+
+def test_reports_sums_and_merge():
+    sk = SetSketch(epsilon=2.0, buckets=64, levels=8)
+    one = sk.privatize({1, 2, 3}, rng=1)
+    assert one.shape == (64,) and one.dtype == np.uint8
+    many = sk.privatize_sets([{1, 2}, [], range(100)], rng=2)
+    assert many.shape == (3, 64)
+    agg = sk.aggregate(one) + sk.aggregate(many)
+    assert isinstance(agg, ColumnSums) and agg.n == 4
+    assert agg == sk.aggregate_batches([one[None], many])
+    other = SetSketch(epsilon=1.0, buckets=64, levels=8)
+    with pytest.raises(IncompatibleError):
+        agg + other.aggregate(other.privatize([1], rng=0))
+    with pytest.raises(IncompatibleError):
+        sk.estimate(other.empty_aggregate().merge(other.aggregate(other.privatize([1], rng=0))))
+    with pytest.raises(LDPTypeError):
+        sk.privatize("abc")
+    with pytest.raises(LDPValueError):
+        SetSketch(epsilon=1.0, buckets=100)
+
+
+def test_report_bits_have_the_stated_law():
+    sk = SetSketch(epsilon=1.0, buckets=256, levels=8)
+    items = np.arange(300)
+    occupied = np.zeros(sk.L, bool)
+    occupied[sk.cells(items)] = True
+    reports = sk.privatize_sets([items] * 400, rng=5)
+    agg = sk.aggregate(reports)
+    assert agg == sk.aggregate(reports)
+    ones = np.asarray(agg.counts)
+    for mask, rate in ((occupied, sk.p), (~occupied, sk.q)):
+        n = 400 * mask.sum()
+        assert abs(ones[mask].sum() - n * rate) <= 5 * math.sqrt(n * rate * (1 - rate))
+    assert sk.occupancy([items], [400]).max() == 400
+
+
+@pytest.mark.parametrize("parties, shared", [(1, 1.0), (10, 0.0), (10, 1.0)])
+def test_estimate_is_unbiased_within_its_error(parties, shared):
+    """Mean over seeds within 5 standard errors of the truth; the interval covers in most runs."""
+    sk = SetSketch(epsilon=2.0, buckets=1024, levels=16)
+    size = 20_000 // parties if shared == 0 else 2_000
+    sets = [np.arange(size)] if shared else [np.arange(j * size, (j + 1) * size) for j in range(parties)]
+    truth = size * (1 if shared else parties)
+    estimates = [sk.estimate(sk.simulate(sets, counts=[parties] if shared else None, rng=seed))
+                 for seed in range(12)]
+    values = np.array([e.value for e in estimates])
+    se = np.mean([e.std_error for e in estimates])
+    assert abs(values.mean() - truth) <= 5 * se / math.sqrt(len(values))
+    assert sum(e.lower <= truth <= e.upper for e in estimates) >= 9
+    assert "per item" in str(estimates[0])
+
+
+def test_one_party_error_matches_the_cramer_rao_bound():
+    sk = SetSketch(epsilon=1.0)
+    truth = 200_000
+    values = np.array([sk.estimate(sk.simulate([np.arange(truth)], rng=seed)).value for seed in range(12)])
+    bound = sk.fisher_information(truth) ** -0.5
+    # sd of 12 draws: within a factor 1.6 of the bound either way (chi-square 12 dof, 0.1% tails)
+    assert 0.55 * bound <= values.std(ddof=1) <= 1.6 * bound
+
+
+def test_empty_and_tiny_sets():
+    sk = SetSketch(epsilon=4.0)
+    est = sk.estimate(sk.aggregate(sk.privatize([], rng=3)))
+    assert est.lower == 0.0 and est.upper < 50
+    est = sk.estimate(sk.aggregate(sk.privatize_sets([[1]] * 20, rng=3)))
+    assert est.lower <= 1 <= est.upper
