@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+from scipy import special, stats
 
 from protocols import bits
 from protocols._validate import check_epsilon, check_int, check_probability
@@ -53,8 +53,15 @@ from .sums import MAX_REPORTS, ColumnSums
 
 PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
-SHARES = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 0.99, 1.0)
-GRID_POINTS = 40         # log N points of each profile grid
+SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
+THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
+BIN_SIGMAS = 3           # sums of a level are grouped in bins of (noise sd)/3 (read at their mean)
+EXACT_RATE = 4.0         # universe items per cell up to which the sum over M is exact ...
+TERMS = np.arange(24)    # ... over M = 0..23 (beyond, a tail below e^-9 of the Poisson(4) mass)
+LOG_FACTORIALS = special.gammaln(TERMS + 1.0)
+HERMITE_NODES, _HW = np.polynomial.hermite_e.hermegauss(8)
+LOG_HERMITE_WEIGHTS = np.log(_HW / _HW.sum())
+GRID_POINTS = 24         # log N points of each profile grid
 
 
 def item_probabilities(epsilon: float, perturbation: str) -> tuple[float, float]:
@@ -483,56 +490,39 @@ class SetSketch(Mechanism):
         """
         confidence = check_probability(confidence, "confidence")
         agg = self.check_aggregate(aggregate)
-        profile = _Profile(self, agg.counts.reshape(self.levels, self.buckets), agg.n)
-        value, se, interval, details = profile.solve(stats.chi2.ppf(confidence, 1))
-        assumption = ("likelihood-ratio interval, any overlap of the sets" if agg.n > 1 else
-                      "likelihood-ratio interval")
+        counts, threshold = agg.counts.reshape(self.levels, self.buckets), stats.chi2.ppf(confidence, 1)
+        value, se, interval, details = _Overlap(self, counts, agg.n).solve(threshold)
+        details.update(model="overlap", **dict(zip(("shared", "holding", "size_shape"), details.pop("nuisance"))))
+        assumption = "likelihood-ratio interval"
+        threshold_model = _Threshold(self, counts, agg.n) if agg.n > 1 else None
+        if threshold_model is not None and threshold_model.valid:
+            check = threshold_model.solve(threshold)
+            details["check"] = {"value": check[0], "std_error": check[1], "interval": check[2]}
+            assumption += (", overlap model (common items, random holders, Gamma party sizes) "
+                           "consistent with the threshold model")
+            if not check[2][0] <= value <= check[2][1]:
+                value, se, interval, details = check[0], check[1], check[2], {**check[3], "model": "threshold",
+                                                                             "overlap": details}
+                assumption = "likelihood-ratio interval of the threshold model (the overlap model disagreed)"
         params = {**self.parameters, "parties": agg.n}
         return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
                            assumption=assumption, visible=Count(value, se, interval), detection_limit={},
                            detection={}, method="profile-likelihood", parameters=params, details=details)
 
 
-class _Profile:
-    """The profile log-likelihood ℓ(N) = max_s ℓ(N, s) of cell sums (levels × buckets) of k parties.
+class _ProfileLikelihood:
+    """ℓ(N) = max over a nuisance grid of ℓ(N, θ), maximised and inverted on zooming grids of
+    log N; subclasses give ``loglik(union, *θ)``, ``nuisance()`` (a coarse grid of θ) and
+    ``near(*θ)`` (a local grid)."""
 
-    A cell of level g holds Poisson(λ_g) union items, λ_g = −N ln(1 − π_g/B) (so that it is empty
-    with probability (1 − π_g/B)^N); a share s of the items is held by every party, the others
-    by one party each, at random. Poissonized, a cell then holds a common item with probability
-    1 − e^{−sλ_g} (sum Binomial(k, p)), and otherwise each party independently holds one of its
-    own items with probability a = 1 − e^{−(1−s)λ_g/k} (sum Binomial(k, q + a(p − q))):
-    Pr[c] = (1 − e^{−sλ})·Bin(c; k, p) + e^{−sλ}·Bin(c; k, q + a(p − q)). For one party s does
-    not matter and this is the likelihood of Sketch-Flip-Merge.
-    """
+    sketch: SetSketch
+    k: int
 
-    def __init__(self, sketch: SetSketch, counts: np.ndarray, k: int):
-        self.sketch, self.k = sketch, k
-        self.shares = SHARES if k > 1 else (0.0,)
-        values = np.unique(counts)
-        index = np.searchsorted(values, counts)
-        self.hist = np.stack([np.bincount(row, minlength=values.size) for row in index]).astype(float)
-        self.values = values.astype(float)                    # (bins,); hist (G, bins)
-        self.log_choose = stats.binom.logpmf(values, k, 0.5) + k * math.log(2.0)
-        self.common = stats.binom.logpmf(values, k, sketch.p)  # a common item: every party's bit set
-        self.log_rate = -np.log1p(-sketch.pi / sketch.buckets)  # λ_g per unit of N
-
-    def loglik(self, union: np.ndarray, share: float) -> np.ndarray:
-        """ℓ(N, s) at each N of ``union`` (any N >= 0)."""
-        sk, k, c = self.sketch, self.k, self.values
-        lam = np.outer(union, self.log_rate)[..., None]          # (E, G, 1)
-        x = sk.q + (sk.p - sk.q) * -np.expm1(-(1 - share) * lam / k)
-        own = self.log_choose + c * np.log(x) + (k - c) * np.log1p(-x)      # (E, G, bins)
-        if share > 0:
-            with np.errstate(divide="ignore"):
-                common = np.log(-np.expm1(-share * lam))
-            own = np.logaddexp(common + self.common, own - share * lam)
-        return np.einsum("egb,gb->e", own, self.hist)
-
-    def profile(self, union: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(max over the shares s of ℓ(N, s), the maximising s) at each N."""
-        table = np.stack([self.loglik(union, s) for s in self.shares])
+    def profile(self, union: np.ndarray, grid: list) -> tuple[np.ndarray, np.ndarray]:
+        """(max over the θ of ``grid`` of ℓ(N, θ), the index of the maximiser) at each N."""
+        table = np.stack([self.loglik(union, *point) for point in grid])
         best = table.argmax(axis=0)
-        return table[best, np.arange(union.size)], np.asarray(self.shares)[best]
+        return table[best, np.arange(union.size)], best
 
     def solve(self, threshold: float):
         """(value, std_error, interval, details) from zooming grids of log N."""
@@ -540,14 +530,20 @@ class _Profile:
         reach = np.flatnonzero(sk.pi > 0)
         top = math.log(sk.buckets / sk.pi[reach[-2] if reach.size > 1 else reach[-1]]) + math.log(64.0)
         grid = np.linspace(math.log(0.25), max(top, 2.0), GRID_POINTS)
-        ll, share = self.profile(np.exp(grid))
-        zero = float(self.profile(np.zeros(1))[0][0])
-        for _ in range(2):                                       # zoom on the region above the threshold
-            inside = np.flatnonzero(ll >= ll.max() - threshold - 2.0)
-            fine = np.linspace(grid[max(inside[0] - 1, 0)], grid[min(inside[-1] + 1, grid.size - 1)], GRID_POINTS)
-            more, more_share = self.profile(np.exp(fine))
-            grid, first = np.unique(np.concatenate([grid, fine]), return_index=True)
-            ll, share = np.concatenate([ll, more])[first], np.concatenate([share, more_share])[first]
+        coarse = self.nuisance()
+        ll, _ = self.profile(np.exp(grid), coarse)
+        zero = float(self.profile(np.zeros(1), coarse[:1])[0][0])
+        window = _window(grid, ll, threshold)
+        inner, which = self.profile(np.exp(window), coarse)
+        nuisance = list(dict.fromkeys(coarse + self.near(*coarse[which[int(np.argmax(inner))]])))
+        window = _window(np.concatenate([grid, window]), np.concatenate([ll, inner]), threshold)
+        inner, which = self.profile(np.exp(window), nuisance)
+        outside = (grid < window[0]) | (grid > window[-1])       # coarse points, coarse nuisance
+        grid = np.concatenate([grid[outside], window])
+        order = np.argsort(grid)
+        grid = grid[order]
+        ll = np.concatenate([ll[outside], inner])[order]
+        which = np.concatenate([np.zeros(outside.sum(), int), which])[order]
         i = int(np.argmax(ll))
         best = max(ll[i], zero)
         value = 0.0 if zero >= ll[i] else math.exp(_vertex(grid, ll, i))
@@ -558,9 +554,143 @@ class _Profile:
         upper = math.inf if upper is None else math.exp(upper)
         curv = _curvature(grid, ll, i)
         se = value / math.sqrt(curv) if curv > 0 and value > 0 else (upper - lower) / (2 * math.sqrt(threshold))
-        details = {"log_union_grid": grid, "loglik": ll, "loglik_zero": zero, "shared_share": float(share[i]),
-                   "empty_fraction": self.sketch._empty(np.array([value]))[0][0], "parties": self.k}
+        details = {"log_union_grid": grid, "loglik": ll, "loglik_zero": zero, "nuisance": nuisance[which[i]], "empty_fraction": self.sketch._empty(np.array([value]))[0][0],
+                   "parties": self.k}
         return value, float(se), (float(min(lower, value)), float(max(upper, value))), details
+
+
+
+class _Overlap(_ProfileLikelihood):
+    """The profile log-likelihood ℓ(N) = max over (s, ρ) of ℓ(N, s, ρ), cell sums (levels ×
+    buckets) of k parties.
+
+    A cell of level g holds Poisson(λ) union items, λ = −N ln(1 − π_g/B) (so that it is empty
+    with probability (1 − π_g/B)^N). A share s of the union is held by every party; the rest
+    comes from a universe of which each party holds every item independently with probability
+    ρ (so the universe has rate λ_U = (1 − s)λ/(1 − (1 − ρ)^k)): given M universe items in the
+    cell, each party holds one of them independently with probability 1 − (1 − ρ)^M. So
+    Pr[c] = (1 − e^{−sλ})·Bin(c; k, p) + e^{−sλ}·Σ_M Pois(M; λ_U)·Bin(c; k, q + (p − q)(1 − (1 − ρ)^M)).
+    ρ → 0 is disjoint sets of equal size (Bin(c; k, q + (p − q)(1 − e^{−(1−s)λ/k}))), ρ = 1 or
+    s = 1 identical sets; for one party (s, ρ) do not matter and this is the likelihood of
+    Sketch-Flip-Merge. The sum over M is exact for λ_U <= ``EXACT_RATE``, a Gauss–Hermite
+    quadrature of its normal approximation above.
+    """
+
+    def __init__(self, sketch: SetSketch, counts: np.ndarray, k: int):
+        self.sketch, self.k = sketch, k
+        # cells grouped by level and sum, sums within a level in bins of a third of the noise sd
+        width = max(1, int(math.sqrt(k * sketch.q * (1 - sketch.q)) / BIN_SIGMAS))
+        key = np.arange(counts.shape[0])[:, None] * (k // width + 1) + counts // width
+        key, index, weight = np.unique(key.ravel(), return_inverse=True, return_counts=True)
+        self.level = key // (k // width + 1)
+        self.c = np.bincount(index, weights=counts.ravel().astype(float)) / weight   # mean sum per bin
+        self.weight = weight.astype(float)
+        self.log_rate = -np.log1p(-sketch.pi / sketch.buckets)[self.level]   # λ per unit of N
+        self.common = self._log_binomial(sketch.p)            # log Bin(c; k, x) without log C(k, c)
+        self.null = self._log_binomial(sketch.q)
+
+    def _log_binomial(self, x):
+        """log Bin(c; k, x) − log C(k, c), broadcast: x of shape (..., distinct sums)."""
+        return self.c * np.log(x) + (self.k - self.c) * np.log1p(-x)
+
+    def _private(self, lam_u, rho):
+        """log Σ_M Pois(M; λ_U)·Bin(c; k, x_M) (without log C(k, c)) at every λ_U of (E, sums)."""
+        sk, log_keep = self.sketch, math.log1p(-rho)
+        lu = lam_u[..., None]
+        x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * log_keep)
+        out = _logsumexp(special.xlogy(TERMS, lu) - lu - LOG_FACTORIALS + self._log_binomial(x[:, None]).T)
+        big = lam_u > EXACT_RATE
+        if big.any():
+            x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES, 0.0) * log_keep)
+            out = np.where(big, _logsumexp(LOG_HERMITE_WEIGHTS + self.c[:, None] * np.log(x)
+                                           + (self.k - self.c[:, None]) * np.log1p(-x)), out)
+        return out
+
+    def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf) -> np.ndarray:
+        """ℓ(N, s, ρ, κ) at each N of ``union`` (any N >= 0), up to a constant."""
+        sk, k = self.sketch, self.k
+        lam = np.outer(union, self.log_rate)                     # (E, distinct sums)
+        rest = (1 - share) * lam
+        if rho == 0:                                             # Gamma(κ) party sizes, mean rest/k
+            held = -np.expm1(-rest / k) if math.isinf(shape) else -np.expm1(-shape * np.log1p(rest / (k * shape)))
+            own = self._log_binomial(sk.q + (sk.p - sk.q) * held)
+        elif rho == 1:
+            with np.errstate(divide="ignore"):
+                own = np.logaddexp(self.null - rest, np.log(-np.expm1(-rest)) + self.common)
+        else:
+            own = self._private(rest / -math.expm1(k * math.log1p(-rho)), rho)
+        if share > 0:
+            with np.errstate(divide="ignore"):
+                common = np.log(-np.expm1(-share * lam))
+            own = np.logaddexp(common + self.common, own - share * lam)
+        return own @ self.weight
+
+    def nuisance(self) -> list:
+        """The coarse grid of (s, ρ, κ): one point for one party."""
+        if self.k == 1:
+            return [(0.0, 0.0, math.inf)]
+        rhos = sorted({1.0, 0.2, min(1.0, 2 / self.k)})
+        return [(1.0, 0.0, math.inf)] + [(s, r, math.inf) for s in (0.0, 0.5) for r in rhos] + \
+            [(s, 0.0, kappa) for s in (0.0, 0.5) for kappa in SHAPES]
+
+    def near(self, share, rho, shape) -> list:
+        """A local grid of (s, ρ, κ) around one point."""
+        if self.k == 1:
+            return []
+        shares = sorted({min(1.0, max(0.0, share + d)) for d in (-0.25, -0.1, 0.0, 0.1, 0.25)})
+        if rho > 0:
+            return [(s, min(1.0, rho * f), math.inf) for s in shares for f in (0.35, 0.6, 1.0, 1.7, 3.0)]
+        shapes = (math.inf, 8.0, 4.0) if math.isinf(shape) else tuple(shape * f for f in (0.5, 0.7, 1.0, 1.4, 2.0))
+        return [(s, 0.0, kappa) for s in shares for kappa in shapes] + [(share, 0.5 / self.k, math.inf)]
+
+
+
+class _Threshold(_ProfileLikelihood):
+    """The likelihood of the cells whose sum reaches τ (τ = 1: the OR of the noisy bits, SFM's
+    deterministic merge): ones_g ~ Binomial(B, a₀ + (a₁ − a₀)(1 − e_g(N))), a₀ = Pr[Binomial(k, q)
+    >= τ] exact, a₁ = Pr[c >= τ | occupied] between its values for one and for all k holding
+    parties (profiled). τ is the smallest with a₀ <= 1/2. ``valid`` where those two values differ
+    by at most ``THRESHOLD_SPREAD`` (high ε: one holding party already reaches τ): then the model
+    holds for any overlap and party sizes, and checks the overlap model."""
+
+    def __init__(self, sketch: SetSketch, counts: np.ndarray, k: int):
+        self.sketch, self.k = sketch, k
+        tau = int(stats.binom.ppf(0.5, k, sketch.q)) + 1
+        self.a0 = float(stats.binom.sf(tau - 1, k, sketch.q))
+        laws = [np.convolve(stats.binom.pmf(np.arange(m + 1), m, sketch.p),
+                            stats.binom.pmf(np.arange(k - m + 1), k - m, sketch.q)) for m in (1, k)]
+        self.low, self.high = (float(law[tau:].sum()) for law in laws)
+        self.valid = self.high - self.low <= THRESHOLD_SPREAD
+        self.ones = (counts >= tau).sum(axis=1).astype(float)
+        self.log_rate = -np.log1p(-sketch.pi / sketch.buckets)
+        self.tau = tau
+
+    def loglik(self, union: np.ndarray, a1: float) -> np.ndarray:
+        """ℓ(N, a₁) at each N of ``union``."""
+        rate = self.a0 + (a1 - self.a0) * -np.expm1(-np.outer(union, self.log_rate))
+        rate = np.clip(rate, 1e-300, 1 - 1e-16)
+        return np.log(rate) @ self.ones + np.log1p(-rate) @ (self.sketch.buckets - self.ones)
+
+    def nuisance(self) -> list:
+        return [(a1,) for a1 in np.linspace(self.low, self.high, 5)]
+
+    def near(self, a1) -> list:
+        return []
+
+
+def _window(grid, ll, threshold):
+    """GRID_POINTS log N points spanning where ℓ is within threshold + 2 of its maximum (and
+    one grid step beyond)."""
+    order = np.argsort(grid)
+    grid, ll = grid[order], ll[order]
+    inside = np.flatnonzero(ll >= ll.max() - threshold - 2.0)
+    return np.linspace(grid[max(inside[0] - 1, 0)], grid[min(inside[-1] + 1, grid.size - 1)], GRID_POINTS)
+
+
+def _logsumexp(a):
+    """log Σ exp over the last axis."""
+    top = a.max(axis=-1, keepdims=True)
+    return np.log(np.exp(a - top).sum(axis=-1)) + top[..., 0]
 
 
 def _vertex(grid, ll, i):
