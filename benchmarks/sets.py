@@ -2,6 +2,7 @@
 
     python -m benchmarks.sets [--runs 10] [--coverage-runs 20] [--quick] [--out docs/sets-benchmark.md]
     python -m benchmarks.sets --dataset bitcoin-blocks [--runs 10] [--epsilons 1,2,4,8]
+    python -m benchmarks.sets --only intersection [--runs 10]
 
 Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
 
@@ -16,7 +17,9 @@ Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
    holder or all k holders per occupied cell, an oracle choice in SFM's favour) and its
    randomized merge (balanced tree).
 3. coverage of our interval over k = 1 … 1,000, union sizes 1 … 10^6 and the overlaps.
-4. real sketches against the cell-level simulation (at small n), symmetric against asymmetric
+4. (``--only intersection``) |A ∩ B| of two parties (:meth:`bfrrce.SetSketch.intersection`):
+   error, standard error against the spread, coverage.
+5. real sketches against the cell-level simulation (at small n), symmetric against asymmetric
    flips (Cramér–Rao bound at every fill), and sketching throughput against the SFM baseline.
 
 The simulations draw each cell's number of holding parties m from the items' random cells,
@@ -184,6 +187,29 @@ def real_check(runs, rng):
     return ["ε", "k", "union", "ours real", "ours simulated", "SFM random real", "SFM random simulated"], rows
 
 
+def intersection(epsilons, parts, runs, rng):
+    """Two parties, |A \\ B|, |B \\ A|, |A ∩ B| = parts: the intersection's error and coverage."""
+    rows = []
+    for eps in epsilons:
+        sk = SetSketch(epsilon=eps, buckets=B, levels=G)
+        for only_a, only_b, both in parts:
+            values, cover, ses = [], [], []
+            for _ in range(runs):
+                cells = [draw_cells(sk, n, rng) for n in (only_a, only_b, both)]
+                occ = [np.zeros(sk.L, bool) for _ in range(2)]
+                occ[0][np.concatenate([cells[0], cells[2]])] = True
+                occ[1][np.concatenate([cells[1], cells[2]])] = True
+                a, b = (sk.sums_from_occupancy(o.astype(np.int64), 1, rng) for o in occ)
+                est = sk.intersection(a, b)
+                values.append(est.value)
+                cover.append(est.interval)
+                ses.append(est.std_error)
+            sd = float(np.std(values))
+            rows.append([eps, only_a, only_b, both, float(np.mean(values)), sd, float(np.mean(ses)) / max(sd, 1e-9),
+                         covered(cover, both)])
+    return ["ε", "|A∖B|", "|B∖A|", "|A∩B|", "mean estimate", "sd", "se/sd", "coverage"], rows
+
+
 def flips(epsilons, sizes):
     rows = []
     for eps in epsilons:
@@ -264,6 +290,7 @@ def main(argv=None):
     ap.add_argument("--dataset", choices=["synthetic", "bitcoin-blocks"], default="synthetic")
     ap.add_argument("--epsilons", default="0.5,1,2,4,8")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", choices=["intersection"], help="run only this table")
     ap.add_argument("--out", help="write the tables (markdown) to this file too")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
@@ -276,7 +303,11 @@ def main(argv=None):
            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}"
            f"{' (with local changes)' if dirty else ''}, {os.cpu_count()} cores; B = {B}, G = {G}.\n")]
     print(out[0])
-    if args.dataset == "bitcoin-blocks":
+    if args.only == "intersection":
+        sections = [("Intersection of two parties' sets", lambda: intersection(
+            [1.0, 4.0], [(10_000, 10_000, 10_000), (10_000, 10_000, 0), (100_000, 1_000, 500), (0, 0, 10_000),
+                         (1_000, 1_000, 1_000), (100, 100, 50)], args.runs, rng))]
+    elif args.dataset == "bitcoin-blocks":
         sections = [("Bitcoin blocks as parties (real reports)", lambda: bitcoin_blocks(epsilons, args.runs, rng))]
     elif args.quick:
         sections = [("One party", lambda: one_party([1.0], [1000, 100_000], args.runs, rng)),

@@ -115,3 +115,33 @@ def test_empty_and_tiny_sets():
     assert est.lower == 0.0 and est.upper < 50
     est = sk.estimate(sk.aggregate(sk.privatize_sets([[1]] * 20, rng=3)))
     assert est.lower <= 1 <= est.upper
+
+
+def test_sums_and_reports_files_round_trip():
+    from bfrrce.io import formats
+    sk = SetSketch(epsilon=2.0, buckets=64, levels=8)
+    reports = sk.privatize_sets([[1, 2], [3]], rng=1)
+    mech, again, _ = formats.load_reports(formats.dump_reports(sk, reports))
+    assert mech == sk and (again == reports).all()
+    agg = formats.add_file(sk.empty_aggregate(), formats.dump_reports(sk, reports))
+    assert formats.load_column_sums(formats.dump_column_sums(agg)) == agg
+    with pytest.raises(IncompatibleError):
+        formats.load_column_sums(formats.dump_column_sums(agg), SetSketch(epsilon=1.0, buckets=64, levels=8))
+
+
+def test_intersection_within_its_error():
+    """Fresh items every run (the hash's luck is part of the error): mean within 5 se/√runs,
+    se within a factor 2 of the spread."""
+    sk = SetSketch(epsilon=4.0, buckets=1024, levels=16)
+    estimates = []
+    for run in range(10):
+        base = run * 10 ** 6
+        a, b = np.arange(base, base + 3000), np.arange(base + 1000, base + 4000)      # |A ∩ B| = 2000
+        reports = sk.privatize_sets([a, b], rng=run)
+        estimates.append(sk.intersection(sk.aggregate(reports[0]), sk.aggregate(reports[1])))
+    values = np.array([e.value for e in estimates])
+    se = np.mean([e.std_error for e in estimates])
+    assert abs(values.mean() - 2000) <= 5 * se / math.sqrt(len(values))
+    assert 0.5 <= se / values.std(ddof=1) <= 2.0
+    with pytest.raises(LDPValueError):
+        sk.intersection(sk.aggregate(reports), sk.aggregate(reports[0]))

@@ -11,7 +11,8 @@ offset  size    field
 10      1       kind: 1 = column sums, 2 = packed reports
 11      4       length J of the parameter header
 15      J       UTF-8 JSON: "mechanism" (epsilon, per_bit_epsilon or null, L, l, seed,
-                perturbation, unit, p, q; floats as hex) and the batch identifiers: "batch" (reports: 32 hex digits, random,
+                perturbation, unit, p, q; floats as hex; for a set sketch, bfrrce.SetSketch:
+                sketch = "set", epsilon, buckets, levels, hash_seed, perturbation, p, q) and the batch identifiers: "batch" (reports: 32 hex digits, random,
                 one per file) or "batches" (column sums: every batch already counted)
 15+J    8       n: reports (kind 1: reports aggregated; kind 2: rows)
 23+J    P       payload: kind 1, L int64 counts; kind 2, n·ceil(L/8) packed bytes
@@ -53,6 +54,7 @@ from protocols.errors import (FormatError, IncompatibleError, LDPError, LDPTypeE
                              PrivacyWarning)
 
 from ..mechanism import BFRRCE
+from ..sets import SetSketch
 from ..sums import ColumnSums, check_batch
 
 MAGIC = b"BFRRCE\x00\x01"
@@ -66,6 +68,10 @@ _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
 def _params(mech):
+    if isinstance(mech, SetSketch):
+        return {"sketch": "set", "epsilon": float(mech.epsilon).hex(), "buckets": mech.buckets,
+                "levels": mech.levels, "hash_seed": mech.hash_seed, "perturbation": mech.perturbation,
+                "p": float(mech.p).hex(), "q": float(mech.q).hex()}
     per_bit = None if mech.per_bit_epsilon is None else float(mech.per_bit_epsilon).hex()
     return {"epsilon": float(mech.epsilon).hex(), "per_bit_epsilon": per_bit, "L": mech.L,
             "l": mech.l, "seed": mech.seed, "perturbation": mech.perturbation, "unit": mech.unit,
@@ -82,6 +88,15 @@ def _dump(mech, kind, n, payload, **ids):
 
 
 def _mechanism_from(params):
+    if isinstance(params, dict) and params.get("sketch") == "set":
+        if set(params) != set(_SET_KEYS):
+            raise FormatError(f"set sketch parameters must have exactly the keys {sorted(_SET_KEYS)}")
+        mech = SetSketch(epsilon=float.fromhex(params["epsilon"]), buckets=params["buckets"],
+                         levels=params["levels"], hash_seed=params["hash_seed"],
+                         perturbation=params["perturbation"])
+        if _params(mech) != params:
+            raise FormatError("parameters in the header are inconsistent (p, q do not match ε)")
+        return mech
     if not isinstance(params, dict) or set(params) != set(_PARAM_KEYS):
         raise FormatError(f"mechanism parameters must have exactly the keys {sorted(_PARAM_KEYS)}")
     common = dict(L=params["L"], l=params["l"], seed=params["seed"], unit=params["unit"],
@@ -98,6 +113,7 @@ def _mechanism_from(params):
 
 
 _PARAM_KEYS = _params(BFRRCE(epsilon=1.0, L=2))
+_SET_KEYS = _params(SetSketch(epsilon=1.0, buckets=2, levels=1))
 
 
 def _json_header(raw, kind):
