@@ -3,6 +3,7 @@
     python -m benchmarks.sets [--runs 10] [--coverage-runs 20] [--quick] [--out docs/sets-benchmark.md]
     python -m benchmarks.sets --dataset bitcoin-blocks [--runs 10] [--epsilons 1,2,4,8]
     python -m benchmarks.sets --only intersection [--runs 10]
+    python -m benchmarks.sets --only flat [--runs 10]
 
 Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
 
@@ -19,7 +20,8 @@ Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
 3. coverage of our interval over k = 1 … 1,000, union sizes 1 … 10^6 and the overlaps.
 4. (``--only intersection``) |A ∩ B| of two parties (:meth:`bfrrce.SetSketch.intersection`):
    error, standard error against the spread, coverage.
-5. real sketches against the cell-level simulation (at small n), symmetric against asymmetric
+5. (``--only flat``) one party: the flat Bloom filter (``BFRRCE(unit="item")``) at equal bits.
+6. real sketches against the cell-level simulation (at small n), symmetric against asymmetric
    flips (Cramér–Rao bound at every fill), and sketching throughput against the SFM baseline.
 
 The simulations draw each cell's number of holding parties m from the items' random cells,
@@ -210,6 +212,24 @@ def intersection(epsilons, parts, runs, rng):
     return ["ε", "|A∖B|", "|B∖A|", "|A∩B|", "mean estimate", "sd", "se/sd", "coverage"], rows
 
 
+def flat_filter(epsilons, sizes, runs, rng):
+    """One party: the flat Bloom filter (BFRRCE unit="item", l = 1, L = B·G bits) beside the
+    set sketch, relative RMSE (the filter's estimate: its default method)."""
+    from bfrrce import BFRRCE
+    rows = []
+    for eps in epsilons:
+        sk = SetSketch(epsilon=eps, buckets=B, levels=G)
+        flat = BFRRCE(epsilon=eps, L=B * G, l=1, unit="item")
+        for n in sizes:
+            ours, theirs = [], []
+            for _ in range(runs):
+                items = rng.integers(0, 2 ** 62, n)
+                ours.append(sk.estimate(sk.aggregate(sk.privatize(items, rng=rng))).value)
+                theirs.append(flat.estimate(flat.aggregate(flat.privatize_sets([items], rng=rng))).value)
+            rows.append([eps, n, rel_rmse(ours, n), rel_rmse(theirs, n)])
+    return ["ε", "items", "set sketch", "flat filter (unit=item)"], rows
+
+
 def flips(epsilons, sizes):
     rows = []
     for eps in epsilons:
@@ -290,7 +310,7 @@ def main(argv=None):
     ap.add_argument("--dataset", choices=["synthetic", "bitcoin-blocks"], default="synthetic")
     ap.add_argument("--epsilons", default="0.5,1,2,4,8")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", choices=["intersection"], help="run only this table")
+    ap.add_argument("--only", choices=["intersection", "flat"], help="run only this table")
     ap.add_argument("--out", help="write the tables (markdown) to this file too")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
@@ -303,7 +323,10 @@ def main(argv=None):
            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}"
            f"{' (with local changes)' if dirty else ''}, {os.cpu_count()} cores; B = {B}, G = {G}.\n")]
     print(out[0])
-    if args.only == "intersection":
+    if args.only == "flat":
+        sections = [("One party: set sketch against the flat filter at equal bits", lambda: flat_filter(
+            [1.0, 4.0], [10, 100, 1_000, 10_000, 100_000], args.runs, rng))]
+    elif args.only == "intersection":
         sections = [("Intersection of two parties' sets", lambda: intersection(
             [1.0, 4.0], [(10_000, 10_000, 10_000), (10_000, 10_000, 0), (100_000, 1_000, 500), (0, 0, 10_000),
                          (1_000, 1_000, 1_000), (100, 100, 50)], args.runs, rng))]
