@@ -54,6 +54,7 @@ from .sums import MAX_REPORTS, ColumnSums
 PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
+REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
 THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
 BIN_SIGMAS = 3           # sums of a level are grouped in bins of (noise sd)/3 (read at their mean)
 EXACT_RATE = 4.0         # universe items per cell up to which the sum over M is exact ...
@@ -597,10 +598,15 @@ class SetSketch(Mechanism):
 class _ProfileLikelihood:
     """ℓ(N) = max over a nuisance grid of ℓ(N, θ), maximised and inverted on zooming grids of
     log N; subclasses give ``loglik(union, *θ)``, ``nuisance()`` (a coarse grid of θ) and
-    ``near(*θ)`` (a local grid)."""
+    ``near(*θ)`` (a local grid), and may ``refine`` the profile off the grid."""
 
     sketch: SetSketch
     k: int
+
+    def refine(self, grid, ll, points, floor):
+        """The profile at the log N of ``grid`` where ``ll`` >= ``floor``, maximised over θ
+        beyond the grid points ``points`` (default: as it is)."""
+        return ll
 
     def profile(self, union: np.ndarray, grid: list) -> tuple[np.ndarray, np.ndarray]:
         """(max over the θ of ``grid`` of ℓ(N, θ), the index of the maximiser) at each N."""
@@ -628,6 +634,7 @@ class _ProfileLikelihood:
         grid = grid[order]
         ll = np.concatenate([ll[outside], inner])[order]
         which = np.concatenate([np.zeros(outside.sum(), int), which])[order]
+        ll = self.refine(grid, ll, [nuisance[j] for j in which], ll.max() - threshold / 2 - 3.0)
         i = int(np.argmax(ll))
         best = max(ll[i], zero)
         value = 0.0 if zero >= ll[i] else math.exp(_vertex(grid, ll, i))
@@ -709,25 +716,49 @@ class _Overlap(_ProfileLikelihood):
             own = np.logaddexp(common + self.common, own - share * lam)
         return own @ self.weight
 
+    def refine(self, grid, ll, points, floor):
+        """Nelder–Mead over (s, log ρ) or (s, 1/κ) from each grid point's best (s, ρ, κ)."""
+        if self.k == 1:
+            return ll
+        out = ll.copy()
+        for j in np.flatnonzero(ll >= floor):
+            union = np.exp(grid[j:j + 1])
+            share, rho, shape = points[j]
+            if rho > 0:
+                start = [share, math.log(rho)]
+
+                def theta(x):
+                    return min(1.0, max(0.0, x[0])), min(1.0, math.exp(x[1])), math.inf
+            else:
+                start = [share, 0.0 if math.isinf(shape) else 1 / shape]
+
+                def theta(x):
+                    return min(1.0, max(0.0, x[0])), 0.0, (1 / x[1] if x[1] > 1e-9 else math.inf)
+            fit = optimize.minimize(lambda x, union=union, theta=theta: -float(self.loglik(union, *theta(x))[0]),
+                                    start, method="Nelder-Mead",
+                                    options={"maxfev": REFINE_EVALUATIONS, "initial_simplex": [
+                                        start, [start[0] + 0.05, start[1]], [start[0], start[1] + 0.3]]})
+            out[j] = max(out[j], -fit.fun)
+        return out
+
     def nuisance(self) -> list:
         """The coarse grid of (s, ρ, κ): one point for one party."""
         if self.k == 1:
             return [(0.0, 0.0, math.inf)]
-        rhos = sorted({1.0, 0.2, min(1.0, 2 / self.k)})
-        return [(1.0, 0.0, math.inf)] + [(s, r, math.inf) for s in (0.0, 0.5) for r in rhos] + \
-            [(s, 0.0, kappa) for s in (0.0, 0.5) for kappa in SHAPES]
+        rhos = sorted({0.0, 1.0, 0.2, min(1.0, 2 / self.k)})
+        return [(1.0, 0.0, math.inf)] + [(s, r, math.inf) for s in (0.0, 0.1, 0.25, 0.5, 0.75) for r in rhos] + \
+            [(s, 0.0, kappa) for s in (0.0, 0.25) for kappa in SHAPES[1:]]
 
     def near(self, share, rho, shape) -> list:
-        """A local grid of (s, ρ, κ) around one point."""
+        """A local grid of (s, ρ, κ) around one point: shares around s, each with holding
+        probabilities around ρ (or around 0 and 1/k) and with party-size shapes around κ."""
         if self.k == 1:
             return []
-        shares = sorted({min(1.0, max(0.0, share + d)) for d in (-0.25, -0.1, 0.0, 0.1, 0.25)})
-        if rho > 0:
-            return [(s, min(1.0, rho * f), math.inf) for s in shares for f in (0.35, 0.6, 1.0, 1.7, 3.0)]
-        shapes = (math.inf, 8.0, 4.0) if math.isinf(shape) else tuple(shape * f for f in (0.5, 0.7, 1.0, 1.4, 2.0))
-        return [(s, 0.0, kappa) for s in shares for kappa in shapes] + [(share, 0.5 / self.k, math.inf)]
-
-
+        shares = sorted({min(1.0, max(0.0, share + d)) for d in (-0.15, -0.05, 0.0, 0.05, 0.15)})
+        rhos = {min(1.0, rho * f) for f in (0.4, 0.7, 1.0, 1.4, 2.5)} if rho > 0 else {0.3 / self.k, 1 / self.k}
+        shapes = (math.inf, 6.0, 2.0) if math.isinf(shape) else tuple(shape * f for f in (0.5, 0.75, 1.0, 1.4, 2.0))
+        return [(s, r, math.inf) for s in shares for r in sorted(rhos)] + \
+            [(s, 0.0, kappa) for s in shares for kappa in shapes]
 
 class _Threshold(_ProfileLikelihood):
     """The likelihood of the cells whose sum reaches τ (τ = 1: the OR of the noisy bits, SFM's
