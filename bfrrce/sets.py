@@ -644,7 +644,10 @@ class _ProfileLikelihood:
         lower = 0.0 if lower is None or zero >= cut else math.exp(lower)
         upper = math.inf if upper is None else math.exp(upper)
         curv = _curvature(grid, ll, i)
-        se = value / math.sqrt(curv) if curv > 0 and value > 0 else (upper - lower) / (2 * math.sqrt(threshold))
+        if math.isfinite(upper):                   # the interval's half width in z units
+            se = (upper - lower) / (2 * math.sqrt(threshold))
+        else:
+            se = value / math.sqrt(curv) if curv > 0 and value > 0 else math.inf
         details = {"log_union_grid": grid, "loglik": ll, "loglik_zero": zero, "nuisance": nuisance[which[i]], "empty_fraction": self.sketch._empty(np.array([value]))[0][0],
                    "parties": self.k}
         return value, float(se), (float(min(lower, value)), float(max(upper, value))), details
