@@ -603,9 +603,9 @@ class _ProfileLikelihood:
     sketch: SetSketch
     k: int
 
-    def refine(self, grid, ll, points, floor):
-        """The profile at the log N of ``grid`` where ``ll`` >= ``floor``, maximised over θ
-        beyond the grid points ``points`` (default: as it is)."""
+    def refine(self, grid, ll, points, where):
+        """The profile at the log N of ``grid`` where ``where`` holds, maximised over θ beyond
+        the grid points ``points`` (default: as it is)."""
         return ll
 
     def profile(self, union: np.ndarray, grid: list) -> tuple[np.ndarray, np.ndarray]:
@@ -634,8 +634,22 @@ class _ProfileLikelihood:
         grid = grid[order]
         ll = np.concatenate([ll[outside], inner])[order]
         which = np.concatenate([np.zeros(outside.sum(), int), which])[order]
-        ll = self.refine(grid, ll, [nuisance[j] for j in which], ll.max() - threshold / 2 - 3.0)
-        i = int(np.argmax(ll))
+        points = [nuisance[j] for j in which]
+        refined = ll >= ll.max() - threshold / 2 - 3.0
+        ll = self.refine(grid, ll, points, refined)
+        while True:                             # refine the grid points that bracket the crossings too
+            i = int(np.argmax(ll))
+            cut = max(ll[i], zero) - threshold / 2
+            todo = np.zeros(grid.size, bool)
+            for step in (-1, 1):
+                j = i
+                while 0 <= j + step < grid.size and ll[j + step] >= cut:
+                    j += step
+                if 0 <= j + step < grid.size and not refined[j + step]:
+                    todo[j + step] = True
+            if not todo.any():
+                break
+            ll, refined = self.refine(grid, ll, points, todo), refined | todo
         best = max(ll[i], zero)
         value = 0.0 if zero >= ll[i] else math.exp(_vertex(grid, ll, i))
         cut = best - threshold / 2
@@ -719,12 +733,12 @@ class _Overlap(_ProfileLikelihood):
             own = np.logaddexp(common + self.common, own - share * lam)
         return own @ self.weight
 
-    def refine(self, grid, ll, points, floor):
+    def refine(self, grid, ll, points, where):
         """Nelder–Mead over (s, log ρ) or (s, 1/κ) from each grid point's best (s, ρ, κ)."""
         if self.k == 1:
             return ll
         out = ll.copy()
-        for j in np.flatnonzero(ll >= floor):
+        for j in np.flatnonzero(where):
             union = np.exp(grid[j:j + 1])
             share, rho, shape = points[j]
             if rho > 0:
