@@ -4,7 +4,9 @@
 ``python -m bfrrce estimate FILE --column C --epsilon E``: privatize every row, aggregate, estimate.
 The same job split as a deployment runs it: ``privatize`` (clients: a report file),
 ``aggregate`` (server: report files → one column-sums file, streamed), and
-``estimate --aggregate SUMS``.
+``estimate --aggregate SUMS``. Sets: ``privatize-set FILE --epsilon E --out R`` (one party:
+every row of FILE is one of its items; one report), ``aggregate`` and ``estimate --aggregate``
+as for values (docs/sets.md).
 
 Errors are one line on stderr and exit status 2.
 """
@@ -27,11 +29,12 @@ from .accounting import PERTURBATIONS
 from .datasets import load as load_dataset
 from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
 from .io.atomic import check_outputs, write_atomic
-from .io.formats import dump_column_sums, load_column_sums
+from .io.formats import dump_column_sums, dump_reports, load_column_sums
 from .io.pipeline import file_sums, privatize_file
 from .io.stream import aggregate_files
 from .io.values import read_values
 from .mechanism import BFRRCE
+from .sets import SetSketch
 
 
 DEFAULT_L, DEFAULT_HASHES = 1024, 1
@@ -136,6 +139,16 @@ def _parser():
         parser.add_argument("--L", type=int, help=f"bits per filter (default {DEFAULT_L})")
         parser.add_argument("--l", type=int, help=f"hashes per value (default {DEFAULT_HASHES})")
         parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom)")
+    ps = sub.add_parser("privatize-set", help="one party: every row of a file is one of its items; "
+                                              "write its one set-sketch report (ε per item)")
+    ps.add_argument("file")
+    ps.add_argument("--out", required=True, help="report file to write")
+    ps.add_argument("--column")
+    ps.add_argument("--epsilon", type=float, required=True, help="budget per item (a party of k items gets k·ε)")
+    ps.add_argument("--buckets", type=int, default=4096)
+    ps.add_argument("--levels", type=int, default=24)
+    ps.add_argument("--hash-seed", type=int, default=0)
+    ps.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom)")
     ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file")
     ag.add_argument("reports", nargs="+")
     ag.add_argument("--out", required=True, help="column-sums file to write")
@@ -234,6 +247,9 @@ def _estimate(args, out):
     if args.aggregate:
         agg = load_column_sums(Path(args.file).read_bytes())
         mech = agg.mechanism
+        if isinstance(mech, SetSketch):
+            _estimate_set(args, mech, agg, out)
+            return
         _check_fixed(args, mech)
     if args.candidates and args.method == "fill":
         raise CLIError("--candidates does not apply to --method fill (it needs no domain)")
@@ -242,6 +258,27 @@ def _estimate(args, out):
         agg = file_sums(mech, args.file, args.column, rng=args.seed, reports=args.reports)
     candidates = read_values(args.candidates) if args.candidates else None
     print(mech.estimate(agg, candidates=candidates, method=args.method), file=out)
+
+
+def _estimate_set(args, sketch, agg, out):
+    """The union of the parties' sets from set-sketch column sums."""
+    for option, given in (("--L", args.L), ("--l", args.l), ("--candidates", args.candidates),
+                          ("--column", args.column), ("--seed", args.seed)):
+        if given is not None:
+            raise CLIError(f"{option} does not apply to set-sketch sums")
+    if args.method != "auto":
+        raise CLIError("--method does not apply to set-sketch sums")
+    if args.epsilon is not None and not math.isclose(args.epsilon, sketch.epsilon, rel_tol=1e-9):
+        raise CLIError(f"--epsilon {args.epsilon} contradicts the column-sums file (--epsilon {sketch.epsilon})")
+    print(sketch.estimate(agg), file=out)
+
+
+def _privatize_set(args, out):
+    check_outputs(args.out, [args.file])
+    sketch = SetSketch(epsilon=args.epsilon, buckets=args.buckets, levels=args.levels, hash_seed=args.hash_seed)
+    items = read_values(args.file, args.column)
+    write_atomic(args.out, dump_reports(sketch, sketch.privatize(items, rng=args.seed)[None]))
+    print(f"wrote 1 report of {len(items):,} rows ({sketch!r}; {sketch.privacy}) to {args.out}", file=out)
 
 
 def _privatize(args, out):
@@ -264,7 +301,7 @@ def main(argv=None, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     try:
         args = _parser().parse_args(argv)
-        {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,
+        {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize, "privatize-set": _privatize_set,
          "aggregate": _aggregate}[args.command](args, out)
     except FAILURES as exc:
         print("bfrrce: error: " + (" ".join(str(exc).split()) or type(exc).__name__), file=err)

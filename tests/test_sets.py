@@ -145,3 +145,35 @@ def test_intersection_within_its_error():
     assert 0.5 <= se / values.std(ddof=1) <= 2.0
     with pytest.raises(LDPValueError):
         sk.intersection(sk.aggregate(reports), sk.aggregate(reports[0]))
+
+
+def test_readme_sets_example_prints_what_the_readme_shows(capsys):
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = text.index("## Sets: the union of parties' sets")
+    code = re.search(r"```python\n(.*?)```", text[start:], re.DOTALL).group(1)
+    exec(compile(code.replace("privatize_sets(parties)", "privatize_sets(parties, rng=0)"), "README.md", "exec"), {})  # noqa: S102
+    printed = capsys.readouterr().out
+    lower, upper = (float(x.replace(",", "")) for x in re.search(r"\[([\d,.]+), ([\d,.]+)\]", printed).groups())
+    assert 100_000 <= lower <= upper <= 120_000          # (its coverage is measured, not tested on one run)
+    assert printed.strip() in text
+
+
+def test_cli_set_job(tmp_path):
+    """privatize-set (one party per file) → aggregate → estimate --aggregate."""
+    import io
+
+    from bfrrce.cli import main
+    for j in range(2):
+        (tmp_path / f"p{j}.txt").write_text("".join(f"item{i}\n" for i in range(j * 1000, j * 1000 + 2000)))
+        assert main(["privatize-set", str(tmp_path / f"p{j}.txt"), "--epsilon", "4", "--seed", str(j),
+                     "--buckets", "512", "--levels", "16", "--out", str(tmp_path / f"p{j}.bfr")], io.StringIO()) == 0
+    reports = [str(tmp_path / f"p{j}.bfr") for j in range(2)]
+    assert main(["aggregate", *reports, "--out", str(tmp_path / "sums.bfr")], io.StringIO()) == 0
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["estimate", str(tmp_path / "sums.bfr"), "--aggregate"], out, err) == 0, err.getvalue()
+    assert "union of 2 parties' sets" in out.getvalue() and "per item" in out.getvalue()
+    assert main(["estimate", str(tmp_path / "sums.bfr"), "--aggregate", "--L", "64"], io.StringIO(), err) == 2
+    assert main(["aggregate", reports[0], reports[0], "--out", str(tmp_path / "twice.bfr")],
+                io.StringIO(), io.StringIO()) == 2
