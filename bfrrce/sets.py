@@ -333,6 +333,16 @@ class SetSketch(Mechanism):
     def check_reports(self, reports: ArrayLike) -> np.ndarray:
         """``reports`` (one report, 1-D, or a batch, 2-D) as uint8 (n, ceil(L/8)).
 
+        Parameters
+        ----------
+        reports : array_like
+            uint8 packed reports with zero padding bits beyond bit L − 1.
+
+        Returns
+        -------
+        numpy.ndarray
+            The reports as a 2-D array (a view, never a copy of a 2-D input).
+
         Raises
         ------
         LDPTypeError
@@ -345,6 +355,11 @@ class SetSketch(Mechanism):
 
     def aggregate(self, reports: ArrayLike) -> ColumnSums:
         """Cell sums (reports with bit j set) of one report or a batch of them.
+
+        Parameters
+        ----------
+        reports : array_like
+            Packed reports, validated by :meth:`check_reports` and never modified.
 
         Returns
         -------
@@ -360,11 +375,28 @@ class SetSketch(Mechanism):
         return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
 
     def aggregate_batches(self, batches: Iterable[ArrayLike]) -> ColumnSums:
-        """Cell sums of an iterable of report batches, one running counter (O(L) memory)."""
+        """Cell sums of an iterable of report batches, one running counter (O(L) memory).
+
+        Parameters
+        ----------
+        batches : iterable of array_like
+            Packed report batches, each validated by :meth:`check_reports` and not kept.
+
+        Returns
+        -------
+        ColumnSums
+            The sums of all the batches' reports.
+        """
         return ColumnSums(self, *count_columns((self.check_reports(b) for b in batches), self.L))
 
     def empty_aggregate(self) -> ColumnSums:
-        """The sums of no reports (the neutral element of merging)."""
+        """The sums of no reports.
+
+        Returns
+        -------
+        ColumnSums
+            L zeros and n = 0: the neutral element of merging.
+        """
         return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
 
     def occupancy(self, sets: Sequence, counts: ArrayLike | None = None) -> np.ndarray:
@@ -422,6 +454,16 @@ class SetSketch(Mechanism):
 
     def check_aggregate(self, aggregate: ColumnSums) -> ColumnSums:
         """``aggregate`` if it is the non-empty :class:`ColumnSums` of this sketch.
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Sums to estimate from.
+
+        Returns
+        -------
+        ColumnSums
+            ``aggregate`` itself.
 
         Raises
         ------

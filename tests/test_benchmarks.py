@@ -30,6 +30,7 @@ def run(name, argv):
     ("likelihood_search", ["--runs", "1", "--ns", "100000", "--Ls", "64", "--epsilons", "8"], "missed the peak"),
     ("deployed_peers", ["--n", "300", "--d", "16", "--repeats", "1", "--trials", "3"], "MemoizedOneBitMean"),
     ("randomness", ["--n", "2000", "--repeats", "1", "--epsilons", "4"], "secure, os.urandom"),
+    ("sets", ["--quick", "--runs", "2"], "ours/best SFM"),
 ])
 def test_benchmark_scripts_run(name, argv, expect):
     assert expect in run(name, argv)
