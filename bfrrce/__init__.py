@@ -15,8 +15,9 @@ from .bloom import BloomFilter
 from .estimation import CardinalityEstimate
 from .mechanism import BFRRCE, estimate_distinct
 from .poisoning import cooccurrence_test, screen_concentrated, screen_reports, weight_excess
+from .sets import SetSketch
 from .sums import ColumnSums, Debiased
 
 __all__ = ["BFRRCE", "BloomFilter", "CardinalityEstimate", "ColumnSums", "Debiased",
-           "PrivacyWarning", "cooccurrence_test", "estimate_distinct", "screen_concentrated",
+           "PrivacyWarning", "SetSketch", "cooccurrence_test", "estimate_distinct", "screen_concentrated",
            "screen_reports", "suggest_parameters", "weight_excess", "__version__"]

@@ -8,6 +8,8 @@ The same job split as a deployment runs it: ``privatize`` (clients: a report fil
 ``bfrrce docs NAME``: a page of the documentation shipped with the package.
 ``estimate --shuffled --delta D`` also prints the central (ε, δ) of the n reports had they
 passed a trusted shuffler.
+Sets: ``privatize-set FILE --epsilon E --out R`` (one party: every row of FILE is one of its
+items; one report), then ``aggregate`` and ``estimate SUMS`` as for values (docs/sets.md).
 
 Results go to stdout; notes (the chosen parameters), warnings and progress bars to stderr.
 Errors are one line on stderr and exit status 2.
@@ -39,12 +41,13 @@ from .calibration import PERTURBATIONS
 from .datasets import load as load_dataset
 from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
 from .io.atomic import check_outputs, write_atomic
-from .io.formats import COLUMN_SUMS, REPORTS, SUPPORT_COUNTS, dump_column_sums, load_column_sums
+from .io.formats import COLUMN_SUMS, REPORTS, SUPPORT_COUNTS, dump_column_sums, dump_reports, load_column_sums
 from .io.pipeline import file_sums, privatize_file
 from .io.stream import aggregate_files, progress_bar
 from .io.survey import Survey, bfrrce_kind, check_path, columns, survey
 from .io.values import read_values
 from .mechanism import BFRRCE
+from .sets import SetSketch
 
 MIN_L = 16                      # the advisor's smallest filter (bfrrce.advice)
 JSON_SCHEMA = "bfrrce-estimate/1"
@@ -210,6 +213,20 @@ def _parser():
                             help="first seed of the Bloom filter's hashes, shared by every client and the "
                                  "server (default 0)")
         parser.add_argument("--quiet", action="store_true", help="no progress bar and no note of the chosen parameters")
+    ps = sub.add_parser("privatize-set", help="one party: every row of a file is one of its items; "
+                                              "write its one set-sketch report (ε per item)",
+                        description="One party's set-sketch report (docs/sets.md): every row of FILE is one "
+                                    "of its items; ε is per item, a party holding k items gets k·ε.")
+    ps.add_argument("file", metavar="FILE", help="the party's items: CSV/TSV/Parquet column or text lines")
+    ps.add_argument("--out", required=True, metavar="FILE", help="report file to write (required)")
+    ps.add_argument("--column", metavar="C", help="the column of a CSV/TSV/Parquet file (default: the only column)")
+    ps.add_argument("--epsilon", type=_positive, required=True, metavar="E",
+                    help="budget per item (required; a party of k items gets k·ε)")
+    ps.add_argument("--buckets", type=int, default=4096, help="buckets of the sketch (default 4096)")
+    ps.add_argument("--levels", type=int, default=24, help="geometric levels of the sketch (default 24)")
+    ps.add_argument("--hash-seed", type=int, default=0, help="seed of the item hash, shared by every party (default 0)")
+    ps.add_argument("--seed", type=int, help="seed of the noise, for a reproducible simulation "
+                                             "(default: a ChaCha20 stream keyed from os.urandom)")
     ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file",
                         description="Column sums of report files written by 'bfrrce privatize' (a batch "
                                     "counted twice is refused), for 'bfrrce estimate SUMS'.")
@@ -456,6 +473,9 @@ def _estimate(args, out, note, argv):
         data = path.read_bytes()
         agg = load_column_sums(data)
         mech = agg.mechanism
+        if isinstance(mech, SetSketch):
+            _estimate_set(args, mech, agg, out)
+            return
         _check_fixed(args, mech)
         found = Survey(len(data), hashlib.sha256(data).hexdigest() if record else None, None)
         column, how, kind_name = None, {"chosen_by": "file"}, "column sums"
@@ -497,6 +517,27 @@ def _check_fixed(args, mech):
     for option, given in (("--column", args.column), ("--seed", args.seed), ("--reports", args.reports or None)):
         if given is not None:
             raise CLIError(f"{option} does not apply to a column-sums file")
+
+
+def _estimate_set(args, sketch, agg, out):
+    """The union of the parties' sets from set-sketch column sums."""
+    for option, given in (("--L", args.L), ("--l", args.l), ("--perturbation", args.perturbation),
+                          ("--candidates", args.candidates), ("--column", args.column), ("--seed", args.seed)):
+        if given is not None:
+            raise CLIError(f"{option} does not apply to set-sketch sums")
+    if args.method != "auto":
+        raise CLIError("--method does not apply to set-sketch sums")
+    if args.epsilon is not None and not math.isclose(args.epsilon, sketch.epsilon, rel_tol=1e-9):
+        raise CLIError(f"--epsilon {args.epsilon} contradicts the column-sums file (--epsilon {sketch.epsilon})")
+    print(sketch.estimate(agg), file=out)
+
+
+def _privatize_set(args, out, note, argv):
+    check_outputs(args.out, [args.file])
+    sketch = SetSketch(epsilon=args.epsilon, buckets=args.buckets, levels=args.levels, hash_seed=args.hash_seed)
+    items = read_values(args.file, args.column)
+    write_atomic(args.out, dump_reports(sketch, sketch.privatize(items, rng=args.seed)[None]))
+    print(f"wrote 1 report of {len(items):,} rows ({sketch!r}; {sketch.privacy}) to {args.out}", file=out)
 
 
 def _privatize(args, out, note, argv):
@@ -552,7 +593,7 @@ def main(argv=None, out=None, err=None):
         with warnings.catch_warnings():
             warnings.showwarning = show
             {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,
-             "aggregate": _aggregate, "docs": _docs}[args.command](args, out, note, argv)
+             "privatize-set": _privatize_set, "aggregate": _aggregate, "docs": _docs}[args.command](args, out, note, argv)
             out.flush()
     except BrokenPipeError:
         if out is sys.stdout:              # no second error when Python flushes stdout at exit

@@ -12,7 +12,8 @@ offset  size    field
                 ``protocols`` mechanism (:class:`protocols.SupportCounts`)
 11      4       length J of the parameter header
 15      J       UTF-8 JSON: "mechanism" (epsilon, per_bit_epsilon or null, L, l, hash_seed,
-                perturbation, unit, p, q; floats as hex) and the batch identifiers: "batch" (reports: 32 hex digits, random,
+                perturbation, unit, p, q; floats as hex; for a set sketch, :class:`bfrrce.SetSketch`:
+                sketch = "set", epsilon, buckets, levels, hash_seed, perturbation, p, q) and the batch identifiers: "batch" (reports: 32 hex digits, random,
                 one per file) or "batches" (column sums: every batch already counted);
                 kind 3: "class" (the mechanism's class name, :mod:`protocols.core.registry`),
                 "params" (its constructor arguments) and "shape" (of the counts)
@@ -60,6 +61,7 @@ from protocols.errors import (FormatError, IncompatibleError, LDPError, LDPTypeE
                              PrivacyWarning)
 
 from ..mechanism import BFRRCE
+from ..sets import SetSketch
 from ..sums import ColumnSums, check_batch
 
 MAGIC = b"BFRRCE\x00\x01"
@@ -74,6 +76,10 @@ _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
 def _params(mech):
+    if isinstance(mech, SetSketch):
+        return {"sketch": "set", "epsilon": float(mech.epsilon).hex(), "buckets": mech.buckets,
+                "levels": mech.levels, "hash_seed": mech.hash_seed, "perturbation": mech.perturbation,
+                "p": float(mech.p).hex(), "q": float(mech.q).hex()}
     per_bit = None if mech.per_bit_epsilon is None else float(mech.per_bit_epsilon).hex()
     return {"epsilon": float(mech.epsilon).hex(), "per_bit_epsilon": per_bit, "L": mech.L,
             "l": mech.l, "hash_seed": mech.hash_seed, "perturbation": mech.perturbation, "unit": mech.unit,
@@ -96,6 +102,15 @@ def _container(kind, n, payload, fields):
 def _mechanism_from(params):
     if isinstance(params, dict) and "seed" in params and "hash_seed" not in params:
         params = {("hash_seed" if key == "seed" else key): value for key, value in params.items()}  # headers before 0.2
+    if isinstance(params, dict) and params.get("sketch") == "set":
+        if set(params) != set(_SET_KEYS):
+            raise FormatError(f"set sketch parameters must have exactly the keys {sorted(_SET_KEYS)}")
+        mech = SetSketch(epsilon=float.fromhex(params["epsilon"]), buckets=params["buckets"],
+                         levels=params["levels"], hash_seed=params["hash_seed"],
+                         perturbation=params["perturbation"])
+        if _params(mech) != params:
+            raise FormatError("parameters in the header are inconsistent (p, q do not match ε)")
+        return mech
     if not isinstance(params, dict) or set(params) != set(_PARAM_KEYS):
         raise FormatError(f"mechanism parameters must have exactly the keys {sorted(_PARAM_KEYS)}")
     common = dict(L=params["L"], l=params["l"], hash_seed=params["hash_seed"], unit=params["unit"],
@@ -112,6 +127,7 @@ def _mechanism_from(params):
 
 
 _PARAM_KEYS = _params(BFRRCE(epsilon=1.0, L=2))
+_SET_KEYS = _params(SetSketch(epsilon=1.0, buckets=2, levels=1))
 
 
 def _json_header(raw, kind):

@@ -33,6 +33,7 @@ def run(name, argv):
     ("delta_rr", ["--n", "200", "--trials", "20", "--epsilons", "1", "--deltas", "0.01"], "variance / ε-only RR"),
     ("multidimensional", ["--n", "3000", "--trials", "1", "--queries", "2", "--epsilons", "2"], "per-attribute / HIO"),
     ("shuffle", ["--exact-ns", "100", "--ns", "1000", "--epsilons", "1", "--deltas", "1e-6"], "numerical / exact"),
+    ("sets", ["--quick", "--runs", "2"], "ours/best SFM"),
 ])
 def test_benchmark_scripts_run(name, argv, expect):
     assert expect in run(name, argv)

@@ -1,0 +1,913 @@
+"""Set sketches: the size of the union of parties' sets under per-item local differential privacy.
+
+A party holds a set of items. Each item is hashed once (MurmurHash3 x86_32, seeded, on the
+canonical key bytes of :mod:`protocols.core.hashing`); with B = 2^b buckets, the hash's low b bits
+give the bucket and the number of trailing zeros of the remaining 32 − b bits the level
+(level g with probability 2^-(g+1), the last level absorbing the tail). The item sets one cell
+(bucket, level) of a B × G bit matrix, and every bit of the matrix is reported through per-bit
+randomized response (1 with probability p if set, q if not). Adding or removing one item
+changes at most one bit, from 0 to 1, so one report is ε-LDP per item with
+ε = max(ln(p/q), ln((1 − q)/(1 − p))); a party holding k items gets k·ε (group privacy).
+
+The server sums the cells over the k parties' reports (:class:`bfrrce.sums.ColumnSums`, exact
+and mergeable). With N distinct items in the union, a cell of level g is empty with
+probability e_g = (1 − π_g/B)^N, π_g the level's probability; its sum is
+c ~ Binomial(m, p) + Binomial(k − m, q), m the number of parties holding an item in the cell
+(m = 0 for an empty cell). :meth:`SetSketch.estimate` maximises over N the profile likelihood
+Π_g Π_b [e_g·Pr[c | 0] + (1 − e_g)·Σ_m F_g(m)·Pr[c | m]], F_g the law of m in the occupied cells
+of level g, profiled out per level (any overlap of the parties' sets); for one party F_g puts
+all mass on m = 1 and this is the likelihood of Sketch-Flip-Merge. The interval is the
+likelihood-ratio interval. See docs/sets.md.
+
+References
+----------
+J. Hehir, D. Ting, G. Cormode, "Sketch-Flip-Merge: mergeable sketches for private distinct
+counting", ICML 2023 (arXiv 2302.02056). P. Flajolet, G. N. Martin, "Probabilistic counting
+algorithms for data base applications", JCSS 31(2), 1985 (the geometric levels).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from protocols.bits import packing as bits
+from protocols.core.validation import check_epsilon, check_int, check_probability, check_set_batch
+from protocols.core.calibration import sue_probabilities
+from protocols.core.base import Mechanism
+from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
+from protocols.core.hashing import hash_keys
+from protocols.core.lazy import optimize, special, stats
+from protocols.core.randomness import RNG, generator, randomized_response_packed, source
+from protocols.core.perturbation import bit_vector_distribution, count_columns, simulate_column_sums
+
+from .bloom import MAX_L
+from .estimation import CardinalityEstimate
+from .estimation.result import Count
+from .sums import MAX_REPORTS, ColumnSums
+
+PERTURBATIONS = ("symmetric", "asymmetric")
+HASH_BITS = 32
+SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
+REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
+THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
+BIN_SIGMAS = 3           # sums of a level are grouped in bins of (noise sd)/3 (read at their mean)
+EXACT_RATE = 4.0         # universe items per cell up to which the sum over M is exact ...
+TERMS = np.arange(24)    # ... over M = 0..23 (beyond, a tail below e^-9 of the Poisson(4) mass)
+LOG_FACTORIALS = np.array([math.lgamma(m + 1.0) for m in TERMS])   # ln M!
+HERMITE_NODES, _HW = np.polynomial.hermite_e.hermegauss(8)
+LOG_HERMITE_WEIGHTS = np.log(_HW / _HW.sum())
+GRID_POINTS = 24         # log N points of each profile grid
+
+
+def item_probabilities(epsilon: float, perturbation: str) -> tuple[float, float]:
+    """(p, q) spending exactly ``epsilon`` per item (one bit goes 0 → 1).
+
+    * "symmetric": p = 1 − q = e^ε/(1 + e^ε); both log-ratios ln(p/q) and ln((1 − q)/(1 − p))
+      equal ε. Binary randomized response is optimal for a binary input (Kairouz, Oh,
+      Viswanath 2014): every other (p, q) of the budget has less Fisher information per cell
+      at every fill (measured by ``python -m benchmarks.sets``).
+    * "asymmetric": p = 1/2, q = e^{-ε}/2 (ln(p/q) = ε, ln((1 − q)/(1 − p)) = ln(2 − e^{-ε}) < ε),
+      the OUE-like choice, for comparison.
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-item budget, > 0.
+    perturbation : {"symmetric", "asymmetric"}
+
+    Returns
+    -------
+    (float, float)
+        p and q.
+
+    Raises
+    ------
+    LDPValueError
+        An unknown perturbation, or ε so large that p or q rounds to 0 or 1.
+    """
+    if perturbation not in PERTURBATIONS:
+        raise LDPValueError(f"perturbation must be one of {PERTURBATIONS}, got {perturbation!r}")
+    p, q = sue_probabilities(2 * epsilon) if perturbation == "symmetric" else (0.5, 0.5 * math.exp(-epsilon))
+    if not 0.0 < q < p < 1.0:
+        raise LDPValueError(f"epsilon={epsilon!r} is too large: the flip probabilities round to 0 or 1 "
+                            f"(p={p!r}, q={q!r})")
+    return p, q
+
+
+def level_probabilities(buckets: int, levels: int) -> np.ndarray:
+    """π_g, the probability that an item lands in level g, g = 0..G − 1.
+
+    The level is the number of trailing zeros of the r = 32 − log2(B) hash bits above the bucket,
+    capped at G − 1 (and G − 1 when those bits are all zero): π_g = 2^-(g+1) for g < min(G − 1, r),
+    0 for r <= g < G − 1, and the rest of the mass at the last level.
+
+    Parameters
+    ----------
+    buckets, levels : int
+        B (a power of two) and G.
+
+    Returns
+    -------
+    numpy.ndarray
+        float (G,), summing to 1.
+    """
+    r = HASH_BITS - (buckets.bit_length() - 1)
+    g = np.arange(levels)
+    pi = np.where(g < r, 0.5 ** (g + 1.0), 0.0)
+    pi[-1] = 0.0
+    pi[-1] = 1.0 - pi.sum()
+    return pi
+
+
+class SetEstimate(CardinalityEstimate):
+    """The union's cardinality (a :class:`bfrrce.CardinalityEstimate`) with a printout for sets:
+    ``interval`` is the likelihood-ratio interval, ``std_error`` the inverse observed
+    information at the estimate."""
+
+    def __str__(self):
+        lo, hi = self.interval
+        par = self.parameters
+        lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: {self.value:,.1f} "
+                 f"± {self.std_error:,.1f}"),
+                 f"{100 * self.confidence:g}% interval: [{lo:,.1f}, {hi:,.1f}] ({self.assumption})",
+                 (f"privacy: ε = {par['epsilon']:g} per item; a party holding k items gets k·ε "
+                 "(group privacy)"),
+                 "parameters: " + ", ".join(f"{k}={v}" for k, v in par.items())]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetSketch(Mechanism):
+    """A B × G geometric-level bit sketch per party, every bit flipped: the union's size under
+    per-item ε-LDP (docs/sets.md).
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-item budget: one report is ε-LDP for the addition or removal of one item; a party
+        holding k items gets k·ε (group privacy).
+    buckets : int
+        B, a power of two in [2, 2**24]. Default 4096.
+    levels : int
+        G >= 1, with B·G <= 2**24 bits. Default 24. Levels beyond 32 − log2(B) hash bits are never
+        reached (π_g = 0) except the last.
+    hash_seed : int
+        Seed of the one MurmurHash3 hash, in [0, 2**32).
+    perturbation : {"symmetric", "asymmetric"}
+        The flip probabilities (:func:`item_probabilities`); "symmetric" (the default) has the
+        lower variance at every fill.
+
+    Attributes
+    ----------
+    L : int
+        B·G, bits per report (cell j = g·B + b for bucket b of level g).
+    p, q : float
+        Pr[report bit 1 | cell set] and Pr[report bit 1 | cell not set].
+    pi : numpy.ndarray
+        Level probabilities π_g (:func:`level_probabilities`).
+
+    Raises
+    ------
+    LDPTypeError, LDPValueError
+        A parameter of the wrong type or out of range (B not a power of two, B·G > 2**24, an
+        unknown perturbation, an ε that is not positive and finite or rounds p or q to 0 or 1).
+
+    References
+    ----------
+    Hehir, Ting, Cormode, ICML 2023 (arXiv 2302.02056): the same sketch with symmetric flips.
+    """
+
+    epsilon: float
+    buckets: int = 4096
+    levels: int = 24
+    hash_seed: int = 0
+    perturbation: str = "symmetric"
+    L: int = field(init=False, repr=False, compare=False)
+    p: float = field(init=False, repr=False, compare=False)
+    q: float = field(init=False, repr=False, compare=False)
+    pi: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        eps = check_epsilon(self.epsilon)
+        buckets = check_int(self.buckets, "buckets", 2, MAX_L)
+        if buckets & (buckets - 1):
+            raise LDPValueError(f"buckets must be a power of two, got {buckets}")
+        levels = check_int(self.levels, "levels", 1, MAX_L // buckets)
+        seed = check_int(self.hash_seed, "hash_seed", 0, 2 ** 32 - 1)
+        p, q = item_probabilities(eps, self.perturbation)
+        for name, value in {"epsilon": eps, "buckets": buckets, "levels": levels, "hash_seed": seed, "L": buckets * levels,
+                                "p": p, "q": q, "pi": level_probabilities(buckets, levels)}.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def parameters(self) -> dict:
+        """ε per item (6 digits), B, G, hash seed and perturbation, for reports."""
+        return {"epsilon": round(self.epsilon, 6), "buckets": self.buckets, "levels": self.levels,
+                "hash_seed": self.hash_seed, "perturbation": self.perturbation}
+
+    @property
+    def privacy(self) -> str:
+        """The guarantee in words."""
+        return (f"ε = {self.epsilon:g} per item (adding or removing one item changes at most one bit); "
+                f"a party holding k items gets k·ε = {self.epsilon:g}·k")
+
+    # -- client ---------------------------------------------------------------------------
+    def cells(self, items: Collection) -> np.ndarray:
+        """The cell of each item: g·B + b (int64, one per item, duplicates kept).
+
+        Parameters
+        ----------
+        items : collection of bytes, str or int
+            Canonical keys (:mod:`protocols.core.hashing`); a numpy array is hashed without a copy.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 (len(items),) in [0, L).
+
+        Raises
+        ------
+        LDPTypeError
+            A ``str``/``bytes`` passed as the whole collection, or an item without canonical bytes.
+        """
+        if isinstance(items, (str, bytes)) or not hasattr(items, "__len__"):
+            raise LDPTypeError(f"items must be a collection of items, got {type(items).__name__}: "
+                               f"{items!r:.80} (wrap one item as {{item}})")
+        if len(items) == 0:
+            return np.zeros(0, dtype=np.int64)
+        if not isinstance(items, np.ndarray):
+            items = list(items)
+        h = hash_keys(items, [self.hash_seed])[:, 0]
+        shift = self.buckets.bit_length() - 1
+        rest = h >> np.uint32(shift)
+        low = rest & (~rest + np.uint32(1))                   # lowest set bit (0 when rest = 0)
+        level = np.frexp(low.astype(np.float64))[1].astype(np.int64) - 1
+        level = np.where(rest == 0, self.levels - 1, np.minimum(level, self.levels - 1))
+        return level * self.buckets + (h & np.uint32(self.buckets - 1)).astype(np.int64)
+
+    def privatize(self, items: Collection, rng: RNG = None) -> np.ndarray:
+        """One party's report: its sketch with every bit flipped.
+
+        Parameters
+        ----------
+        items : collection of bytes, str or int
+            The party's items (set, list, tuple, 1-D array; may be empty; duplicates count once).
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            None (clients): a ChaCha20 stream keyed from ``os.urandom``; seeds are for simulations.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (ceil(L/8),), little-endian bit order.
+
+        Raises
+        ------
+        LDPTypeError
+            As :meth:`cells`, or an ``rng`` of another type.
+        """
+        cells = self.cells(items)
+        return randomized_response_packed(source(rng), (1, self.L), (np.zeros(cells.size, np.int64), cells),
+                                          self.p, self.q)[0]
+
+    def privatize_sets(self, sets: Sequence, rng: RNG = None) -> np.ndarray:
+        """Reports of many parties at once, one row per party (as :meth:`privatize` each).
+
+        Parameters
+        ----------
+        sets : sequence of collections
+            One collection of items per party (:func:`bfrrce.mechanism.check_set_batch`).
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            As :meth:`privatize`.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (len(sets), ceil(L/8)).
+
+        Raises
+        ------
+        LDPTypeError, LDPValueError
+            As :func:`check_set_batch` and :meth:`cells`; no sets.
+        """
+        sets = check_set_batch(sets)
+        if len(sets) == 0:
+            raise LDPValueError("sets is empty")
+        rows, cells = self._party_cells(sets)
+        return randomized_response_packed(source(rng), (len(sets), self.L), (rows, cells), self.p, self.q)
+
+    def _party_cells(self, sets):
+        """(party, cell) of every item of every set, sorted by party."""
+        per = [self.cells(s) for s in sets]
+        rows = np.repeat(np.arange(len(per)), [c.size for c in per])
+        return rows, (np.concatenate(per) if per else np.zeros(0, np.int64))
+
+    def output_distribution(self, items: Collection) -> dict[bytes, float]:
+        """Exact Pr[report | set of items] over all 2^L reports, for privacy audits (L <= 16).
+
+        Parameters
+        ----------
+        items : collection
+            One party's items.
+
+        Returns
+        -------
+        dict
+            {packed report (bytes): probability}.
+
+        Raises
+        ------
+        LDPValueError
+            L > 16.
+        """
+        cells = np.zeros(self.L, dtype=bool)
+        cells[self.cells(items)] = True
+        return bit_vector_distribution(cells, self.p, self.q)
+
+    # -- server ---------------------------------------------------------------------------
+    def check_reports(self, reports: ArrayLike) -> np.ndarray:
+        """``reports`` (one report, 1-D, or a batch, 2-D) as uint8 (n, ceil(L/8)).
+
+        Parameters
+        ----------
+        reports : array_like
+            uint8 packed reports with zero padding bits beyond bit L − 1.
+
+        Returns
+        -------
+        numpy.ndarray
+            The reports as a 2-D array (a view, never a copy of a 2-D input).
+
+        Raises
+        ------
+        LDPTypeError
+            A dtype other than uint8.
+        IncompatibleError
+            Another width, or padding bits set.
+        """
+        reports = np.asarray(reports)
+        return bits.check_packed(reports[None] if reports.ndim == 1 else reports, self.L)
+
+    def aggregate(self, reports: ArrayLike) -> ColumnSums:
+        """Cell sums (reports with bit j set) of one report or a batch of them.
+
+        Parameters
+        ----------
+        reports : array_like
+            Packed reports, validated by :meth:`check_reports` and never modified.
+
+        Returns
+        -------
+        ColumnSums
+            The L sums and n = the number of parties; merge with ``+``.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError
+            As :meth:`check_reports`.
+        """
+        reports = self.check_reports(reports)
+        return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
+
+    def aggregate_batches(self, batches: Iterable[ArrayLike]) -> ColumnSums:
+        """Cell sums of an iterable of report batches, one running counter (O(L) memory).
+
+        Parameters
+        ----------
+        batches : iterable of array_like
+            Packed report batches, each validated by :meth:`check_reports` and not kept.
+
+        Returns
+        -------
+        ColumnSums
+            The sums of all the batches' reports.
+        """
+        return ColumnSums(self, *count_columns((self.check_reports(b) for b in batches), self.L))
+
+    def empty_aggregate(self) -> ColumnSums:
+        """The sums of no reports.
+
+        Returns
+        -------
+        ColumnSums
+            L zeros and n = 0: the neutral element of merging.
+        """
+        return ColumnSums(self, np.zeros(self.L, dtype=np.int64), 0)
+
+    def occupancy(self, sets: Sequence, counts: ArrayLike | None = None) -> np.ndarray:
+        """m_j, the number of parties holding an item in cell j (int64, L).
+
+        Parameters
+        ----------
+        sets : sequence of collections
+            Distinct party sets.
+        counts : array_like of int, optional
+            ``counts[i]`` parties hold ``sets[i]``; default one each.
+        """
+        sets = check_set_batch(sets)
+        weights = np.ones(len(sets), np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+        if weights.shape != (len(sets),) or (weights < 0).any():
+            raise LDPValueError(f"counts must be {len(sets)} non-negative integers, got {counts!r:.80}")
+        rows, cells = self._party_cells(sets)
+        key = np.unique(rows * self.L + cells)                # each party's cell once
+        return np.bincount(key % self.L, weights=weights[key // self.L], minlength=self.L).astype(np.int64)
+
+    def simulate(self, sets: Sequence, *, counts: ArrayLike | None = None, rng: RNG = None) -> ColumnSums:
+        """Cell sums of the parties' reports drawn exactly in law, without reports:
+        c_j ~ Binomial(m_j, p) + Binomial(k − m_j, q) (:meth:`occupancy`).
+
+        Parameters
+        ----------
+        sets : sequence of collections
+            Distinct party sets.
+        counts : array_like of int, optional
+            Parties holding each set; default one each.
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            Seed of the simulation.
+        """
+        m = self.occupancy(sets, counts)
+        k = len(sets) if counts is None else int(np.sum(counts))
+        return self.sums_from_occupancy(m, k, rng)
+
+    def sums_from_occupancy(self, occupancy: ArrayLike, parties: int, rng: RNG = None) -> ColumnSums:
+        """Cell sums of ``parties`` reports given the occupant counts m_j, drawn exactly in law.
+
+        Parameters
+        ----------
+        occupancy : array_like of int
+            m_j in [0, parties], L of them.
+        parties : int
+            k, the number of reports, in [1, 2**53].
+        rng : None, int, SeedSequence, Generator or SystemRandom
+            Seed of the simulation.
+        """
+        k = check_int(parties, "parties", 1, MAX_REPORTS)
+        m = np.asarray(occupancy, dtype=np.int64)
+        if m.shape != (self.L,) or (m < 0).any() or (m > k).any():
+            raise LDPValueError(f"occupancy must be {self.L} integers in [0, {k}]")
+        return ColumnSums(self, simulate_column_sums(m, k, self.p, self.q, generator(rng)), k)
+
+    def check_aggregate(self, aggregate: ColumnSums) -> ColumnSums:
+        """``aggregate`` if it is the non-empty :class:`ColumnSums` of this sketch.
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Sums to estimate from.
+
+        Returns
+        -------
+        ColumnSums
+            ``aggregate`` itself.
+
+        Raises
+        ------
+        LDPTypeError
+            Not a :class:`ColumnSums`.
+        IncompatibleError
+            Sums of other parameters.
+        LDPValueError
+            No reports.
+        """
+        if not isinstance(aggregate, ColumnSums):
+            raise LDPTypeError(f"expected ColumnSums, got {type(aggregate).__name__}")
+        if aggregate.mechanism != self:
+            raise IncompatibleError(f"sums of {aggregate.mechanism!r} cannot be read by {self!r}")
+        if aggregate.n == 0:
+            raise LDPValueError("no reports: nothing to estimate")
+        return aggregate
+
+    def intersection(self, a: ColumnSums, b: ColumnSums, confidence: float = 0.95) -> SetEstimate:
+        """|A ∩ B| of two parties from their reports' sums (docs/sets.md).
+
+        The two reports give each cell a pair of bits (``(a + b)`` holds their merge). Poissonized, a cell of level g holds
+        Poisson(λ) items of A \\ B, B \\ A and A ∩ B, λ = n·(−ln(1 − π_g/B)) for each part's size n,
+        so its true pair is (0, 0) with probability e^{−(λ_a + λ_b + λ_c)}, and so on; each bit is
+        then reported 1 with probability p if set, q if not. The maximum likelihood estimate of
+        (n_a, n_b, n_c) from the counts of the four observed pairs per level, and the standard
+        error of n̂_c = |A ∩ B| from the inverse observed information (the delta method on the
+        joint likelihood: the dependence of |A|, |B| and |A ∪ B| is in it). The interval is
+        n̂_c ± z·se clipped at 0; its coverage is measured by ``python -m benchmarks.sets``.
+
+        Parameters
+        ----------
+        a, b : ColumnSums
+            The sums of one report each (n = 1), of this sketch.
+        confidence : float
+            Level of the interval.
+
+        Returns
+        -------
+        SetEstimate
+            ``details`` holds |A|, |B|, |A ∪ B| (estimates of the same fit) and the fitted parts.
+
+        Raises
+        ------
+        LDPValueError
+            Sums of more than one report, or a confidence outside (0, 1).
+        LDPTypeError, IncompatibleError
+            As :meth:`check_aggregate`.
+        """
+        confidence = check_probability(confidence, "confidence")
+        a, b = self.check_aggregate(a), self.check_aggregate(b)
+        if a.n != 1 or b.n != 1:
+            raise LDPValueError(f"intersection needs the sums of one report each, got n={a.n} and n={b.n}")
+        pairs = (np.asarray(a.counts) + 2 * np.asarray(b.counts)).reshape(self.levels, self.buckets)
+        observed = np.stack([(pairs == v).sum(axis=1) for v in range(4)], axis=1).astype(float)  # (G, 4)
+        rate = -np.log1p(-self.pi / self.buckets)
+        keep = np.array([[1 - self.q, 1 - self.p], [self.q, self.p]])       # keep[y, true bit]
+        # Pr[observed pair y_a + 2 y_b | true pair t_a + 2 t_b]
+        law = np.array([[keep[ya, ta] * keep[yb, tb] for ta, tb in ((0, 0), (1, 0), (0, 1), (1, 1))]
+                        for ya, yb in ((0, 0), (1, 0), (0, 1), (1, 1))])
+
+        def laws(sizes):
+            """Pr[observed pair] per level (G, 4) and its derivatives in (n_a, n_b, n_c) (3, G, 4)."""
+            e_a, e_b, e_c = (np.exp(-rate * s) for s in np.maximum(sizes, 0.0))
+            t0 = e_a * e_b * e_c
+            true = np.stack([t0, (1 - e_a) * e_b * e_c, e_a * (1 - e_b) * e_c, 1 - e_b * e_c - e_a * e_c + t0], 1)
+            d = rate[:, None] * np.stack([
+                np.stack([-t0, t0, -e_a * (1 - e_b) * e_c, e_a * e_c * (1 - e_b)], 1),
+                np.stack([-t0, -(1 - e_a) * e_b * e_c, t0, e_b * e_c * (1 - e_a)], 1),
+                np.stack([-true[:, 0], -true[:, 1], -true[:, 2], 1 - true[:, 3]], 1)])
+            return np.maximum(true @ law.T, 1e-300), d @ law.T
+
+        def nll(z):
+            prob, grad = laws(z * scale)
+            return -float(np.sum(observed * np.log(prob))), -np.einsum("gy,kgy->k", observed / prob, grad) * scale
+
+        one_a, one_b = self.estimate(a).value, self.estimate(b).value
+        low = min(one_a, one_b)
+        starts = [np.array([one_a - f * low, one_b - f * low, f * low]) for f in (0.0, 0.5, 1.0)]
+        scale = np.maximum(np.array([one_a, one_b, low]), 1.0)
+        fits = [optimize.minimize(nll, x0 / scale, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * 3)
+                for x0 in starts]
+        sizes = np.maximum(min(fits, key=lambda f: f.fun).x * scale, 0.0)
+        prob, grad = laws(sizes)                                    # expected information
+        info = self.buckets * np.einsum("kgy,jgy->kj", grad, grad / prob)
+        try:
+            cov = np.linalg.inv(info)
+            se = math.sqrt(max(cov[2, 2], 0.0))
+        except np.linalg.LinAlgError:
+            cov, se = None, math.inf
+        z = stats.norm.ppf(0.5 + confidence / 2)
+        value = float(sizes[2])
+        interval = (max(0.0, value - z * se), value + z * se)
+        details = {"a_only": float(sizes[0]), "b_only": float(sizes[1]), "size_a": float(sizes[0] + sizes[2]),
+                   "size_b": float(sizes[1] + sizes[2]), "union": float(sizes.sum()), "covariance": cov,
+                   "parties": 2}
+        return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
+                           assumption="joint likelihood of the two reports, delta-method interval",
+                           visible=Count(value, se, interval), detection_limit={}, detection={},
+                           method="intersection", parameters={**self.parameters, "parties": 2},
+                           details=details)
+
+    def fisher_information(self, union: float) -> float:
+        """Fisher information about N of one party's report holding N items (the Cramér–Rao bound
+        is its inverse): Σ_g B·(p − q)²·(de_g/dN)²/(r_g(1 − r_g)), r_g = q + (p − q)(1 − e_g).
+
+        Parameters
+        ----------
+        union : float
+            N > 0.
+
+        Returns
+        -------
+        float
+        """
+        e, de = self._empty(np.atleast_1d(float(union)))
+        r = self.q + (self.p - self.q) * (1 - e[0])
+        return float(np.sum(self.buckets * (self.p - self.q) ** 2 * de[0] ** 2 / (r * (1 - r))))
+
+    def _empty(self, union):
+        """e_g(N) = (1 − π_g/B)^N and de_g/dN for every N of ``union`` (shape (len(union), G))."""
+        log1m = np.log1p(-self.pi / self.buckets)
+        e = np.exp(np.outer(union, log1m))
+        return e, e * log1m
+
+    def estimate_with_error(self, aggregate: ColumnSums, confidence: float = 0.95) -> SetEstimate:
+        """:meth:`estimate`: the shared verb of every mechanism.
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Cell sums of this sketch's reports.
+        confidence : float
+            Level of the interval.
+
+        Returns
+        -------
+        SetEstimate
+            ``value``, ``std_error``, ``interval`` and ``confidence`` of the union's size.
+        """
+        return self.estimate(aggregate, confidence=confidence)
+
+    def estimate(self, aggregate: ColumnSums, confidence: float = 0.95) -> SetEstimate:
+        """The number of distinct items in the union of the parties' sets (docs/sets.md).
+
+        The profile likelihood of N, maximised per level over the law F_g of the occupant
+        counts of occupied cells (module docstring); for one party, the likelihood of
+        Sketch-Flip-Merge. ``value`` is the maximum, ``interval`` the likelihood-ratio interval
+        {N: 2(ℓ̂ − ℓ(N)) <= χ²₁(confidence)}, ``std_error`` the inverse observed information.
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Cell sums of this sketch's reports (k = aggregate.n parties).
+        confidence : float
+            Level of the interval, in (0, 1).
+
+        Returns
+        -------
+        SetEstimate
+            A :class:`bfrrce.CardinalityEstimate`; ``details`` holds the profile grid, the
+            per-level empty fractions at the estimate and the number of EM steps.
+
+        Raises
+        ------
+        LDPTypeError, IncompatibleError, LDPValueError
+            As :meth:`check_aggregate`; a confidence outside (0, 1).
+        """
+        confidence = check_probability(confidence, "confidence")
+        agg = self.check_aggregate(aggregate)
+        counts, threshold = agg.counts.reshape(self.levels, self.buckets), stats.chi2.ppf(confidence, 1)
+        value, se, interval, details = _Overlap(self, counts, agg.n).solve(threshold)
+        details.update(model="overlap", **dict(zip(("shared", "holding", "size_shape"), details.pop("nuisance"))))
+        assumption = "likelihood-ratio interval"
+        threshold_model = _Threshold(self, counts, agg.n) if agg.n > 1 else None
+        if threshold_model is not None and threshold_model.valid:
+            check = threshold_model.solve(threshold)
+            details["check"] = {"value": check[0], "std_error": check[1], "interval": check[2]}
+            assumption += (", overlap model (common items, random holders, Gamma party sizes) "
+                           "consistent with the threshold model")
+            if not check[2][0] <= value <= check[2][1]:
+                value, se, interval, details = check[0], check[1], check[2], {**check[3], "model": "threshold",
+                                                                             "overlap": details}
+                assumption = "likelihood-ratio interval of the threshold model (the overlap model disagreed)"
+        params = {**self.parameters, "parties": agg.n}
+        return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
+                           assumption=assumption, visible=Count(value, se, interval), detection_limit={},
+                           detection={}, method="profile-likelihood", parameters=params, details=details)
+
+
+class _ProfileLikelihood:
+    """ℓ(N) = max over a nuisance grid of ℓ(N, θ), maximised and inverted on zooming grids of
+    log N; subclasses give ``loglik(union, *θ)``, ``nuisance()`` (a coarse grid of θ) and
+    ``near(*θ)`` (a local grid), and may ``refine`` the profile off the grid."""
+
+    sketch: SetSketch
+    k: int
+
+    def refine(self, grid, ll, points, where):
+        """The profile at the log N of ``grid`` where ``where`` holds, maximised over θ beyond
+        the grid points ``points`` (default: as it is)."""
+        return ll
+
+    def profile(self, union: np.ndarray, grid: list) -> tuple[np.ndarray, np.ndarray]:
+        """(max over the θ of ``grid`` of ℓ(N, θ), the index of the maximiser) at each N."""
+        table = np.stack([self.loglik(union, *point) for point in grid])
+        best = table.argmax(axis=0)
+        return table[best, np.arange(union.size)], best
+
+    def solve(self, threshold: float):
+        """(value, std_error, interval, details) from zooming grids of log N."""
+        sk = self.sketch
+        reach = np.flatnonzero(sk.pi > 0)
+        top = math.log(sk.buckets / sk.pi[reach[-2] if reach.size > 1 else reach[-1]]) + math.log(64.0)
+        grid = np.linspace(math.log(0.25), max(top, 2.0), GRID_POINTS)
+        coarse = self.nuisance()
+        ll, _ = self.profile(np.exp(grid), coarse)
+        zero = float(self.profile(np.zeros(1), coarse[:1])[0][0])
+        window = _window(grid, ll, threshold)
+        inner, which = self.profile(np.exp(window), coarse)
+        nuisance = list(dict.fromkeys(coarse + self.near(*coarse[which[int(np.argmax(inner))]])))
+        window = _window(np.concatenate([grid, window]), np.concatenate([ll, inner]), threshold)
+        inner, which = self.profile(np.exp(window), nuisance)
+        outside = (grid < window[0]) | (grid > window[-1])       # coarse points, coarse nuisance
+        grid = np.concatenate([grid[outside], window])
+        order = np.argsort(grid)
+        grid = grid[order]
+        ll = np.concatenate([ll[outside], inner])[order]
+        which = np.concatenate([np.zeros(outside.sum(), int), which])[order]
+        points = [nuisance[j] for j in which]
+        refined = ll >= ll.max() - threshold / 2 - 3.0
+        ll = self.refine(grid, ll, points, refined)
+        while True:                             # refine the grid points that bracket the crossings too
+            i = int(np.argmax(ll))
+            cut = max(ll[i], zero) - threshold / 2
+            todo = np.zeros(grid.size, bool)
+            for step in (-1, 1):
+                j = i
+                while 0 <= j + step < grid.size and ll[j + step] >= cut:
+                    j += step
+                if 0 <= j + step < grid.size and not refined[j + step]:
+                    todo[j + step] = True
+            if not todo.any():
+                break
+            ll, refined = self.refine(grid, ll, points, todo), refined | todo
+        best = max(ll[i], zero)
+        value = 0.0 if zero >= ll[i] else math.exp(_vertex(grid, ll, i))
+        cut = best - threshold / 2
+        lower = _crossing(grid, ll, i, cut, -1)
+        upper = _crossing(grid, ll, i, cut, +1)
+        lower = 0.0 if lower is None or zero >= cut else math.exp(lower)
+        upper = math.inf if upper is None else math.exp(upper)
+        curv = _curvature(grid, ll, i)
+        if math.isfinite(upper):                   # the interval's half width in z units
+            se = (upper - lower) / (2 * math.sqrt(threshold))
+        else:
+            se = value / math.sqrt(curv) if curv > 0 and value > 0 else math.inf
+        details = {"log_union_grid": grid, "loglik": ll, "loglik_zero": zero, "nuisance": nuisance[which[i]], "empty_fraction": self.sketch._empty(np.array([value]))[0][0],
+                   "parties": self.k}
+        return value, float(se), (float(min(lower, value)), float(max(upper, value))), details
+
+
+
+class _Overlap(_ProfileLikelihood):
+    """The profile log-likelihood ℓ(N) = max over (s, ρ) of ℓ(N, s, ρ), cell sums (levels ×
+    buckets) of k parties.
+
+    A cell of level g holds Poisson(λ) union items, λ = −N ln(1 − π_g/B) (so that it is empty
+    with probability (1 − π_g/B)^N). A share s of the union is held by every party; the rest
+    comes from a universe of which each party holds every item independently with probability
+    ρ (so the universe has rate λ_U = (1 − s)λ/(1 − (1 − ρ)^k)): given M universe items in the
+    cell, each party holds one of them independently with probability 1 − (1 − ρ)^M. So
+    Pr[c] = (1 − e^{−sλ})·Bin(c; k, p) + e^{−sλ}·Σ_M Pois(M; λ_U)·Bin(c; k, q + (p − q)(1 − (1 − ρ)^M)).
+    ρ → 0 is disjoint sets of equal size (Bin(c; k, q + (p − q)(1 − e^{−(1−s)λ/k}))), ρ = 1 or
+    s = 1 identical sets; for one party (s, ρ) do not matter and this is the likelihood of
+    Sketch-Flip-Merge. The sum over M is exact for λ_U <= ``EXACT_RATE``, a Gauss–Hermite
+    quadrature of its normal approximation above.
+    """
+
+    def __init__(self, sketch: SetSketch, counts: np.ndarray, k: int):
+        self.sketch, self.k = sketch, k
+        # cells grouped by level and sum, sums within a level in bins of a third of the noise sd
+        width = max(1, int(math.sqrt(k * sketch.q * (1 - sketch.q)) / BIN_SIGMAS))
+        key = np.arange(counts.shape[0])[:, None] * (k // width + 1) + counts // width
+        key, index, weight = np.unique(key.ravel(), return_inverse=True, return_counts=True)
+        self.level = key // (k // width + 1)
+        self.c = np.bincount(index, weights=counts.ravel().astype(float)) / weight   # mean sum per bin
+        self.weight = weight.astype(float)
+        self.log_rate = -np.log1p(-sketch.pi / sketch.buckets)[self.level]   # λ per unit of N
+        self.common = self._log_binomial(sketch.p)            # log Bin(c; k, x) without log C(k, c)
+        self.null = self._log_binomial(sketch.q)
+
+    def _log_binomial(self, x):
+        """log Bin(c; k, x) − log C(k, c), broadcast: x of shape (..., distinct sums)."""
+        return self.c * np.log(x) + (self.k - self.c) * np.log1p(-x)
+
+    def _private(self, lam_u, rho):
+        """log Σ_M Pois(M; λ_U)·Bin(c; k, x_M) (without log C(k, c)) at every λ_U of (E, sums)."""
+        sk, log_keep = self.sketch, math.log1p(-rho)
+        lu = lam_u[..., None]
+        x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * log_keep)
+        out = _logsumexp(special.xlogy(TERMS, lu) - lu - LOG_FACTORIALS + self._log_binomial(x[:, None]).T)
+        big = lam_u > EXACT_RATE
+        if big.any():
+            x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES, 0.0) * log_keep)
+            out = np.where(big, _logsumexp(LOG_HERMITE_WEIGHTS + self.c[:, None] * np.log(x)
+                                           + (self.k - self.c[:, None]) * np.log1p(-x)), out)
+        return out
+
+    def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf) -> np.ndarray:
+        """ℓ(N, s, ρ, κ) at each N of ``union`` (any N >= 0), up to a constant."""
+        sk, k = self.sketch, self.k
+        lam = np.outer(union, self.log_rate)                     # (E, distinct sums)
+        rest = (1 - share) * lam
+        if rho == 0:                                             # Gamma(κ) party sizes, mean rest/k
+            held = -np.expm1(-rest / k) if math.isinf(shape) else -np.expm1(-shape * np.log1p(rest / (k * shape)))
+            own = self._log_binomial(sk.q + (sk.p - sk.q) * held)
+        elif rho == 1:
+            with np.errstate(divide="ignore"):
+                own = np.logaddexp(self.null - rest, np.log(-np.expm1(-rest)) + self.common)
+        else:
+            own = self._private(rest / -math.expm1(k * math.log1p(-rho)), rho)
+        if share > 0:
+            with np.errstate(divide="ignore"):
+                common = np.log(-np.expm1(-share * lam))
+            own = np.logaddexp(common + self.common, own - share * lam)
+        return own @ self.weight
+
+    def refine(self, grid, ll, points, where):
+        """Nelder–Mead over (s, log ρ) or (s, 1/κ) from each grid point's best (s, ρ, κ)."""
+        if self.k == 1:
+            return ll
+        out = ll.copy()
+        for j in np.flatnonzero(where):
+            union = np.exp(grid[j:j + 1])
+            share, rho, shape = points[j]
+            if rho > 0:
+                start = [share, math.log(rho)]
+
+                def theta(x):
+                    return min(1.0, max(0.0, x[0])), min(1.0, math.exp(x[1])), math.inf
+            else:
+                start = [share, 0.0 if math.isinf(shape) else 1 / shape]
+
+                def theta(x):
+                    return min(1.0, max(0.0, x[0])), 0.0, (1 / x[1] if x[1] > 1e-9 else math.inf)
+            fit = optimize.minimize(lambda x, union=union, theta=theta: -float(self.loglik(union, *theta(x))[0]),
+                                    start, method="Nelder-Mead",
+                                    options={"maxfev": REFINE_EVALUATIONS, "initial_simplex": [
+                                        start, [start[0] + 0.05, start[1]], [start[0], start[1] + 0.3]]})
+            out[j] = max(out[j], -fit.fun)
+        return out
+
+    def nuisance(self) -> list:
+        """The coarse grid of (s, ρ, κ): one point for one party."""
+        if self.k == 1:
+            return [(0.0, 0.0, math.inf)]
+        rhos = sorted({0.0, 1.0, 0.2, min(1.0, 2 / self.k)})
+        return [(1.0, 0.0, math.inf)] + [(s, r, math.inf) for s in (0.0, 0.1, 0.25, 0.5, 0.75) for r in rhos] + \
+            [(s, 0.0, kappa) for s in (0.0, 0.25) for kappa in SHAPES[1:]]
+
+    def near(self, share, rho, shape) -> list:
+        """A local grid of (s, ρ, κ) around one point: shares around s, each with holding
+        probabilities around ρ (or around 0 and 1/k) and with party-size shapes around κ."""
+        if self.k == 1:
+            return []
+        shares = sorted({min(1.0, max(0.0, share + d)) for d in (-0.15, -0.05, 0.0, 0.05, 0.15)})
+        rhos = {min(1.0, rho * f) for f in (0.4, 0.7, 1.0, 1.4, 2.5)} if rho > 0 else {0.3 / self.k, 1 / self.k}
+        shapes = (math.inf, 6.0, 2.0) if math.isinf(shape) else tuple(shape * f for f in (0.5, 0.75, 1.0, 1.4, 2.0))
+        return [(s, r, math.inf) for s in shares for r in sorted(rhos)] + \
+            [(s, 0.0, kappa) for s in shares for kappa in shapes]
+
+class _Threshold(_ProfileLikelihood):
+    """The likelihood of the cells whose sum reaches τ (τ = 1: the OR of the noisy bits, SFM's
+    deterministic merge): ones_g ~ Binomial(B, a₀ + (a₁ − a₀)(1 − e_g(N))), a₀ = Pr[Binomial(k, q)
+    >= τ] exact, a₁ = Pr[c >= τ | occupied] between its values for one and for all k holding
+    parties (profiled). τ is the smallest with a₀ <= 1/2. ``valid`` where those two values differ
+    by at most ``THRESHOLD_SPREAD`` (high ε: one holding party already reaches τ): then the model
+    holds for any overlap and party sizes, and checks the overlap model."""
+
+    def __init__(self, sketch: SetSketch, counts: np.ndarray, k: int):
+        self.sketch, self.k = sketch, k
+        tau = int(stats.binom.ppf(0.5, k, sketch.q)) + 1
+        self.a0 = float(stats.binom.sf(tau - 1, k, sketch.q))
+        laws = [np.convolve(stats.binom.pmf(np.arange(m + 1), m, sketch.p),
+                            stats.binom.pmf(np.arange(k - m + 1), k - m, sketch.q)) for m in (1, k)]
+        self.low, self.high = (float(law[tau:].sum()) for law in laws)
+        self.valid = self.high - self.low <= THRESHOLD_SPREAD
+        self.ones = (counts >= tau).sum(axis=1).astype(float)
+        self.log_rate = -np.log1p(-sketch.pi / sketch.buckets)
+        self.tau = tau
+
+    def loglik(self, union: np.ndarray, a1: float) -> np.ndarray:
+        """ℓ(N, a₁) at each N of ``union``."""
+        rate = self.a0 + (a1 - self.a0) * -np.expm1(-np.outer(union, self.log_rate))
+        rate = np.clip(rate, 1e-300, 1 - 1e-16)
+        return np.log(rate) @ self.ones + np.log1p(-rate) @ (self.sketch.buckets - self.ones)
+
+    def nuisance(self) -> list:
+        return [(a1,) for a1 in np.linspace(self.low, self.high, 5)]
+
+    def near(self, a1) -> list:
+        return []
+
+
+def _window(grid, ll, threshold):
+    """GRID_POINTS log N points spanning where ℓ is within threshold + 2 of its maximum (and
+    one grid step beyond)."""
+    order = np.argsort(grid)
+    grid, ll = grid[order], ll[order]
+    inside = np.flatnonzero(ll >= ll.max() - threshold - 2.0)
+    return np.linspace(grid[max(inside[0] - 1, 0)], grid[min(inside[-1] + 1, grid.size - 1)], GRID_POINTS)
+
+
+def _logsumexp(a):
+    """log Σ exp over the last axis."""
+    top = a.max(axis=-1, keepdims=True)
+    return np.log(np.exp(a - top).sum(axis=-1)) + top[..., 0]
+
+
+def _vertex(grid, ll, i):
+    """The maximum of the parabola through the grid points around index i (log N)."""
+    if i == 0 or i == grid.size - 1:
+        return grid[i]
+    x, y = grid[i - 1:i + 2], ll[i - 1:i + 2]
+    a, b, _ = np.polyfit(x - x[1], y, 2)
+    return float(x[1] - b / (2 * a)) if a < 0 else float(x[1])
+
+
+def _curvature(grid, ll, i):
+    """−d²ℓ/d(log N)² at grid index i (0 at an end)."""
+    if i == 0 or i == grid.size - 1:
+        return 0.0
+    x, y = grid[i - 1:i + 2], ll[i - 1:i + 2]
+    return float(-2 * np.polyfit(x - x[1], y, 2)[0])
+
+
+def _crossing(grid, ll, i, level, direction):
+    """log N where ℓ first falls below ``level`` from index i in ``direction`` (linear
+    interpolation), None when it never does on the grid."""
+    j = i
+    while 0 <= j + direction < grid.size:
+        k = j + direction
+        if ll[k] < level:
+            t = (ll[j] - level) / (ll[j] - ll[k])
+            return float(grid[j] + t * (grid[k] - grid[j]))
+        j = k
+    return None
