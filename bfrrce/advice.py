@@ -138,7 +138,20 @@ class Suggestion:
 
 
 def cardinality_grid(low: int, high: int, points: int = GRID_POINTS) -> np.ndarray:
-    """Distinct integers on a logarithmic grid from ``low`` to ``high``."""
+    """Distinct integers on a logarithmic grid from ``low`` to ``high``.
+
+    Parameters
+    ----------
+    low, high : int
+        Ends of the grid, 1 <= low <= high.
+    points : int
+        Grid points before rounding and removing repeats.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, increasing.
+    """
     return np.unique(np.geomspace(low, high, points).round().astype(np.int64))
 
 

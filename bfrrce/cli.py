@@ -574,7 +574,20 @@ def _docs(args, out, note, argv):
 
 def main(argv=None, out=None, err=None):
     """Run the CLI; returns the exit status (0, or 2 on any error; 141 when the reader of the
-    output went away, as ``head`` does, quietly)."""
+    output went away, as ``head`` does, quietly).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default ``sys.argv[1:]``).
+    out, err : file-like, optional
+        Where results and messages go (default stdout, stderr).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     out, err = out or sys.stdout, err or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     _Parser.out = out

@@ -83,7 +83,17 @@ def _library(values):
 
 
 def is_column(values) -> bool:
-    """True for a pandas or polars Series and a pyarrow Array or ChunkedArray."""
+    """True for a pandas or polars Series and a pyarrow Array or ChunkedArray.
+
+    Parameters
+    ----------
+    values : object
+        What the caller passed.
+
+    Returns
+    -------
+    bool
+    """
     return _library(values) is not None and hasattr(values, "__len__")
 
 

@@ -20,7 +20,12 @@ def _folder() -> Path:
 
 
 def names() -> list[str]:
-    """The page names (``formats`` for docs/formats.md), sorted."""
+    """The page names (``formats`` for docs/formats.md), sorted.
+
+    Returns
+    -------
+    list of str
+    """
     return sorted(item.name[:-3] for item in _folder().iterdir() if item.name.endswith(".md"))
 
 
@@ -32,6 +37,16 @@ def read(name: str = "index") -> str:
     ------
     LDPValueError
         No such page (the message lists the pages).
+
+    Parameters
+    ----------
+    name : str
+        A page name, or ``index``.
+
+    Returns
+    -------
+    str
+        Markdown.
     """
     stem = name.removeprefix("docs/").removesuffix(".md")
     pages = names()

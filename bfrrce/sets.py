@@ -127,7 +127,13 @@ def level_probabilities(buckets: int, levels: int) -> np.ndarray:
 class SetEstimate(CardinalityEstimate):
     """The union's cardinality (a :class:`bfrrce.CardinalityEstimate`) with a printout for sets:
     ``interval`` is the likelihood-ratio interval, ``std_error`` the inverse observed
-    information at the estimate."""
+    information at the estimate.
+
+    Attributes
+    ----------
+    value, std_error, interval, confidence
+        As :class:`bfrrce.CardinalityEstimate`, for the number of distinct items in the union.
+    """
 
     def __str__(self):
         lo, hi = self.interval

@@ -81,7 +81,15 @@ def _oracle(epsilon, cells):
 
 @dataclass(frozen=True)
 class Hierarchy:
-    """The b-adic intervals of one attribute: ``widths[ℓ]`` and ``sizes[ℓ]`` (intervals) per level."""
+    """The b-adic intervals of one attribute: ``widths[ℓ]`` and ``sizes[ℓ]`` (intervals) per level.
+
+    Attributes
+    ----------
+    domain : int
+        Values of the attribute.
+    ordinal : bool
+        Ordered values (intervals) or categories (one level).
+    """
 
     domain: int
     ordinal: bool

@@ -23,7 +23,22 @@ _BLOCK = 1 << 22
 
 
 def check_path(path) -> Path:
-    """``path`` as a Path if it is a readable file; else one line saying what it is."""
+    """``path`` as a Path if it is a readable file; else one line saying what it is.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file to read.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    InputError
+        A directory, a missing file, or a file that is not regular.
+    """
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{path} is a directory, not a file")
@@ -36,14 +51,34 @@ def check_path(path) -> Path:
 
 def bfrrce_kind(path) -> int | None:
     """The kind byte of a BFRRCE file (1 column sums, 2 reports, 3 oracle aggregate) from its
-    first 11 bytes, or None when the file does not start with the format's magic."""
+    first 11 bytes, or None when the file does not start with the format's magic.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file to read.
+
+    Returns
+    -------
+    int or None
+    """
     with open(check_path(path), "rb") as fh:
         start = fh.read(11)
     return start[10] if len(start) == 11 and start[:8] == MAGIC else None
 
 
 def columns(path) -> list | None:
-    """The column names of a CSV, TSV or Parquet file; None for a text file (one value a line)."""
+    """The column names of a CSV, TSV or Parquet file; None for a text file (one value a line).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A values file.
+
+    Returns
+    -------
+    list of str or None
+    """
     path = check_path(path)
     kind = _kind(path)
     if kind in (".csv", ".tsv"):

@@ -78,6 +78,18 @@ def to_bitarray(row, d) -> bitarray:
 
     Bit j of the result is bit j of the report (bit ``j % 8`` of byte ``j // 8``), so client code
     can read and set report bits by index; :func:`from_bitarray` gives the packed row back.
+
+    Parameters
+    ----------
+    row : array_like of uint8
+        One packed report, ceil(d/8) bytes.
+    d : int
+        Bits in the report.
+
+    Returns
+    -------
+    bitarray
+        d bits, little-endian.
     """
     row = np.ascontiguousarray(row, dtype=np.uint8).reshape(-1)
     if row.size != nbytes(d):
@@ -90,7 +102,23 @@ def to_bitarray(row, d) -> bitarray:
 
 def from_bitarray(bits: bitarray) -> np.ndarray:
     """A report held as a ``bitarray`` (either endianness) as one packed row: uint8
-    (ceil(len/8),), little-endian bit order, zero padding bits (the inverse of :func:`to_bitarray`)."""
+    (ceil(len/8),), little-endian bit order, zero padding bits (the inverse of :func:`to_bitarray`).
+
+    Parameters
+    ----------
+    bits : bitarray
+        One report of d bits.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (ceil(d/8),).
+
+    Raises
+    ------
+    IncompatibleError
+        Not a bitarray.
+    """
     if not isinstance(bits, bitarray):
         raise IncompatibleError(f"expected a bitarray, got {type(bits).__name__}")
     if bits.endian != BITORDER:

@@ -14,7 +14,13 @@ import types
 
 
 class LazyModule(types.ModuleType):
-    """A module imported at its first attribute read."""
+    """A module imported at its first attribute read.
+
+    Parameters
+    ----------
+    name : str
+        The dotted name of the module it stands for (``"scipy.stats"``).
+    """
 
     def __getattr__(self, name):
         module = importlib.import_module(self.__name__)

@@ -101,7 +101,17 @@ RNG = Union[None, int, np.random.SeedSequence, np.random.BitGenerator, np.random
 
 def source(rng: RNG = None) -> Source:
     """Random source for client-side privatization: a new :class:`SystemRandom` when ``rng`` is
-    None, the ``rng`` itself if it is a Generator or SystemRandom, else :func:`generator` (rng)."""
+    None, the ``rng`` itself if it is a Generator or SystemRandom, else :func:`generator` (rng).
+
+    Parameters
+    ----------
+    rng : None, int, SeedSequence, BitGenerator, Generator or SystemRandom
+        What the caller passed.
+
+    Returns
+    -------
+    numpy.random.Generator or SystemRandom
+    """
     if rng is None:
         return SystemRandom()
     if isinstance(rng, (SystemRandom, np.random.Generator)):
@@ -110,7 +120,24 @@ def source(rng: RNG = None) -> Source:
 
 
 def generator(rng: RNG = None) -> np.random.Generator:
-    """A numpy Generator (for simulations): ``None`` gives a fresh OS-seeded one."""
+    """A numpy Generator (for simulations): ``None`` gives a fresh OS-seeded one.
+
+    Parameters
+    ----------
+    rng : None, int, SeedSequence, BitGenerator, Generator or SystemRandom
+        A seed (>= 0) or a source; a SystemRandom gives a fresh OS-seeded Generator.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    LDPTypeError
+        Another type.
+    LDPValueError
+        A negative int seed.
+    """
     if isinstance(rng, SystemRandom):
         return np.random.default_rng()
     if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)):
