@@ -357,8 +357,8 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     pvalues = occupancy.null_pvalues(counts, n, q)               # once, for bounds and estimate
     lower, low = bounds.lower_bound(pvalues, counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l,
                                     mass=mass_lower, alpha=alpha)
-    upper, up = bounds.upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, cap=cap,
-                                   alpha=alpha)
+    upper, up = bounds.upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l,
+                                   total=l * n if unit == "value" else None, cap=cap, alpha=alpha)
     if unit == "value" and lower > n:             # D <= n for sure: the bound keeps its level
         lower, low["lower_stderr"] = float(n), 0.0
     crossed = upper < lower                       # a bound failed, or sums the model cannot give
