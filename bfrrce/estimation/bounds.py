@@ -23,12 +23,13 @@ upper
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 
 import numpy as np
 from scipy import special, stats
 
-from protocols.ue import count_variance
+from protocols.ue import count_variance, debias_counts
 
 from . import moments, occupancy
 
@@ -282,3 +283,86 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
             best, chosen = values, {"tau": float(tau), "columns_in": inside,
                                     "users_out_upper": users_out, "users_out_by": way}
     return min(best, float(cap)), {"upper_by_mass_balance": best, **chosen}
+
+
+def thinning(p: float, q: float, p2: float, q2: float) -> tuple[float, float] | None:
+    """(a, b) such that passing every report bit through a second randomized response (a 1 stays
+    1 with probability a, a 0 becomes 1 with probability b) turns the law (p, q) into (p2, q2):
+    a − b = (p2 − q2)/(p − q), b = q2 − q(a − b); None if that is not a channel (0 <= b <= a <= 1).
+
+    Parameters
+    ----------
+    p, q : float
+        The reports' Pr[bit 1 | bit 1] and Pr[bit 1 | bit 0].
+    p2, q2 : float
+        The target law.
+
+    Returns
+    -------
+    (float, float) or None
+    """
+    r = (p2 - q2) / (p - q)
+    b = q2 - q * r
+    a = b + r
+    return (a, b) if 0 <= b <= a <= 1 and r > 0 else None
+
+
+def degrade_counts(counts: np.ndarray, n: int, a: float, b: float) -> np.ndarray:
+    """Column sums of the reports after :func:`thinning`'s channel, drawn exactly in law:
+    c' ~ Binomial(c, a) + Binomial(n − c, b), independently over columns, from a generator seeded
+    by the sums themselves (the same sums give the same bound).
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Column sums c_j.
+    n : int
+        Number of reports.
+    a, b : float
+        The channel.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    seed = int.from_bytes(hashlib.blake2b(counts.tobytes() + str((n, a, b)).encode(), digest_size=8).digest(),
+                          "little")
+    rng = np.random.default_rng(seed)
+    return rng.binomial(counts, a) + rng.binomial(n - counts, b)
+
+
+def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
+                          p: float, q: float, laws: dict, L: int, l: int, total: float | None,
+                          cap: float, alpha: float) -> tuple[float, dict]:
+    """:func:`upper_bound` on the sums and on their exact degradations to the ``laws`` of smaller
+    ε (:func:`degrade_counts`), the smallest kept, Bonferroni over them: at ε the server may
+    apply any procedure valid at ε' < ε to the sums degraded to the law at ε', so a bound that
+    takes the smallest over a fixed grid of ε' gets no worse with more ε.
+
+    Parameters
+    ----------
+    counts, t_hat, var_hat, n, p, q, L, l, total, cap, alpha
+        As :func:`upper_bound`.
+    laws : dict
+        {ε': (p', q')} of smaller ε (those that are not a channel from (p, q) are skipped).
+
+    Returns
+    -------
+    (float, dict)
+        The bound and the ingredients of the law that gave it, with ``"upper_epsilon"`` (None:
+        the sums as reported).
+    """
+    channels = {eps: thinning(p, q, *law) for eps, law in laws.items()}
+    channels = {eps: ab for eps, ab in channels.items() if ab is not None}
+    a = alpha / (1 + len(channels))
+    best, info = upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, total=total, cap=cap, alpha=a)
+    info["upper_epsilon"] = None
+    for eps, (keep, flip) in channels.items():
+        p2, q2 = laws[eps]
+        degraded = degrade_counts(counts, n, keep, flip)
+        t2, v2 = debias_counts(degraded, n, p2, q2)
+        value, got = upper_bound(degraded, t2, v2, n=n, p=p2, q=q2, L=L, l=l, total=total, cap=cap, alpha=a)
+        if value < best:
+            best, info = value, {**got, "upper_epsilon": eps}
+    return best, info
