@@ -480,7 +480,13 @@ class BFRRCE(Mechanism):
     def degraded_laws(self) -> dict[float, tuple[float, float]]:
         """{ε': (p', q')} of this configuration at the two ε' of the grid 2^{k/2} below ε, where
         :meth:`estimate` also computes the upper bound on exactly degraded sums (a bound at ε is
-        then never looser than at the ε' of the grid below it, docs/estimation.md)."""
+        then never looser than at the ε' of the grid below it, docs/estimation.md).
+
+        Returns
+        -------
+        dict
+            {ε': (p', q')}, empty if no grid point lies below ε.
+        """
         top = math.ceil(2 * math.log2(self.epsilon)) - 1
         out = {}
         for k in (top,):

@@ -116,8 +116,10 @@ class CardinalityEstimate:
             head = [f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the "
                     "frequencies): the reports do not locate it closer; values held by few users are too "
                     "rare to see at this ε, and most of the range is such values",
-                    f"estimate {self.value:,.0f} [{self.method}], not a measurement (no ±: the data do not "
-                    f"support one), assuming {self.assumption}"]
+                    (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate "
+                     "fell below it; quote the bounds)" if self.value == lo else
+                     f"estimate {self.value:,.0f} [{self.method}], not a measurement (no ±: the data do "
+                     f"not support one), assuming {self.assumption}")]
             if hint:
                 head.append(f"to locate it within {IDENTIFIED_RATIO:g}×, the advisor's model (about "
                             f"{self.value:,.0f} values of equal frequency) needs {hint}")
