@@ -71,22 +71,78 @@ def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_
         dD/dK·se(R(u)) at the threshold u of the bound (:func:`.occupancy.occupied_columns`
         at the same level); for the second moment, N²·se(Ŝ₂)/S₂⁺²; 0 for the floor 1.
     """
-    k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 4)
-    by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 4)
+    k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 8)
+    by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 8)
     s2, se = moments.second_moment(t_hat, var_hat, n, p, q)
-    s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 2)))
+    s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 4)))
     by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
+    by_light, light_se = (light_moment_lower(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, alpha=alpha / 2)
+                          if mass and l == 1 else (0.0, 0.0))
     floor = 1.0 if n >= 1 and mass else 0.0
-    bound = max(floor, by_occupancy, by_moment)
+    bound = max(floor, by_occupancy, by_moment, by_light)
     if bound == floor:
         bound_se = 0.0
     elif bound == by_moment:
         bound_se = mass ** 2 * se / s2_hi ** 2
+    elif bound == by_light:
+        bound_se = light_se
     else:
-        k_se = occupancy.occupied_columns(pvalues, counts, n, q, p, alpha / 4)[1]
+        k_se = occupancy.occupied_columns(pvalues, counts, n, q, p, alpha / 8)[1]
         bound_se = k_se * occupancy.values_slope(L - k_lo, L, l)
     return bound, {"occupied_columns_lower": k_lo, "lower_by_occupancy": by_occupancy,
-                   "lower_by_second_moment": by_moment, "lower_stderr": bound_se}
+                   "lower_by_second_moment": by_moment, "lower_by_light_moment": by_light,
+                   "lower_stderr": bound_se}
+
+
+def light_moment_lower(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
+                       p: float, q: float, L: int, alpha: float) -> tuple[float, float]:
+    """Lower confidence bound on D with one hash a value (l = 1), by the second moment of the
+    columns that are not visible, and its standard error.
+
+    With H = {j : c_j > τ} for a τ that no empty column passes (with probability 1 − α/20,
+    charged), the values split into those in H, at least |H| (every column of H is occupied),
+    and those outside, which hold U = n − Σ_{j∈H} t_j users with Σ f_v² <= Σ_{j∉H} t_j², so at
+    least U²/Σ_{j∉H} t_j² of them (Cauchy–Schwarz). U >= n − Σ_{j∈H} t̂_j − z·(Σ_{j∈H} V̂_j)^{1/2}
+    (the selection bias only lowers Σ_{j∈H} t_j); Σ_{j∉H} (t̂_j² − V̂_j) falls short of
+    Σ_{j∉H} t_j² by Σ_j (t_j + τ')·E[e_j1{c_j > τ}] <= (2τ' + 3σ_τ)·B (:func:`selection_bias`),
+    added back to the upper bound of :func:`.moments.second_moment_upper`. Where the heavy values
+    are visible this reads the light ones without their weight: N²/S₂ counts a Zipf head
+    and tail as about the head alone.
+
+    Parameters
+    ----------
+    counts, t_hat, var_hat : numpy.ndarray
+        Column sums, debiased sums and their plug-in variances.
+    n : int
+        Number of reports (= N).
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L : int
+        Filter size.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    (float, float)
+        The bound and its standard error (delta method in U).
+    """
+    counts = np.asarray(counts)
+    tau = _null_quantile(FALSE_POSITIVE * alpha / L, n, q)
+    inside = counts > tau
+    z = -float(special.ndtri((1 - FALSE_POSITIVE) * alpha / 2))
+    users_se = math.sqrt(float(np.sum(var_hat[inside])))
+    users = n - float(np.sum(t_hat[inside])) - z * users_se
+    if users <= 0:
+        return float(inside.sum()), 0.0
+    bias = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)[0]
+    reach = max((tau - n * q) / (p - q), 0.0)
+    sd = math.sqrt(count_variance(0, n, p, q)) / (p - q)
+    out = ~inside
+    s2 = moments.second_moment_upper(t_hat[out], var_hat[out], n, p, q, z) + (2 * reach + 3 * sd) * bias
+    if s2 <= 0:
+        return float(inside.sum()), 0.0
+    return float(inside.sum()) + users ** 2 / s2, 2 * users * users_se / s2
 
 
 @functools.lru_cache(maxsize=1024)
@@ -177,12 +233,18 @@ def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> fl
     (Joag-Dev & Proschan 1983), so a binomial quantile bounds C_m (Bonferroni over m)."""
     lam = l * values / L
     top = int(lam + 10 * math.sqrt(lam) + 10)
-    m = np.arange(1, top + 1)
-    tail = stats.poisson.sf(m - 1, lam)
-    return float(np.sum(np.minimum(inside, stats.binom.isf(alpha / top, L, tail))))
+    tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
+    tail = tail[tail > 0]
+    full = L * tail >= inside             # the quantile is at least the mean: min(|H|, ·) = |H|
+    rest = tail[~full]
+    # the 1 − α/top binomial quantile (bdtrik inverts the regularized incomplete beta in k)
+    quantile = np.ceil(special.bdtrik(1 - alpha / top, L, rest))
+    quantile[np.isnan(quantile)] = 0.0              # Pr[no such column] >= 1 − α/top: bdtrik gives up
+    return float(inside * np.count_nonzero(full) + np.sum(np.minimum(inside, quantile)))
 
 
-def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: float) -> float:
+def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: float,
+                          cap: float = math.inf) -> float:
     """Most values whose slots outside |H| = ``inside`` columns number at most ``users_out``.
 
     Each value has X_v >= 1 distinct columns, l·D − R of them in all with R the repeats
@@ -201,6 +263,8 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
         Filter size and hashes per value.
     alpha : float
         Error probability.
+    cap : float
+        A sure bound on D: returned when it satisfies the inequality (no search beyond it).
 
     Returns
     -------
@@ -219,12 +283,14 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
 
     if inside >= L:
         return math.inf
-    lo, hi = 0.0, max(users_out, 1.0) + inside + 1.0
+    if math.isfinite(cap) and excess(cap) <= 0:
+        return cap
+    lo, hi = 0.0, min(max(users_out, 1.0) + inside + 1.0, cap)
     while excess(hi) <= 0:
-        lo, hi = hi, 2 * hi
+        lo, hi = hi, min(2 * hi, cap)
         if hi > 2.0 ** 50:
             return math.inf
-    while hi - lo > max(1e-3 * hi, 0.5):
+    while hi - lo > max(2e-3 * hi, 0.5):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
     return hi
@@ -278,7 +344,8 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
         inside = int(np.sum(counts > tau))
         users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
                                              total=total, alpha=MASS_SHARE * a)
-        values = values_upper_by_slots(users_out, inside, L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * a)
+        values = values_upper_by_slots(users_out, inside, L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * a,
+                                       cap=float(cap))
         if values < best:
             best, chosen = values, {"tau": float(tau), "columns_in": inside,
                                     "users_out_upper": users_out, "users_out_by": way}
