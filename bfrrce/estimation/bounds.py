@@ -285,12 +285,13 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
         return math.inf
     if math.isfinite(cap) and excess(cap) <= 0:
         return cap
-    lo, hi = 0.0, min(max(users_out, 1.0) + inside + 1.0, cap)
+    lo = min(users_out / l, cap)                      # l·D − R − top <= l·D = U there
+    hi = min(lo + inside + 1.0, cap)
     while excess(hi) <= 0:
         lo, hi = hi, min(2 * hi, cap)
         if hi > 2.0 ** 50:
             return math.inf
-    while hi - lo > max(2e-3 * hi, 0.5):
+    while hi - lo > max(3e-3 * hi, 0.5):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
     return hi

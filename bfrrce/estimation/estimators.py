@@ -116,7 +116,7 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
     equal, equal_se, dispersion, fitted, occupied, occupied_se = likelihood.equal_frequency_estimate(
         counts, n=debiased.n, p=p, q=q, L=L, l=l, mass=mass)
     agree = False
-    if equal < visible and occupied == occupied:              # only S below V asks; NaN: not pinned
+    if equal < visible and not math.isnan(occupied):       # only S below V asks; NaN: not pinned
         found, found_se = columns()
         agree = abs(occupied - found) <= AGREE_Z * math.hypot(occupied_se, found_se)
     sv = math.hypot(visible_se, visible_hash_se)
