@@ -36,6 +36,7 @@ from . import moments, occupancy
 THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one no empty column passes
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.8       # ... for the users outside (the rest for the values' slots)
+MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 
 
 def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *,
@@ -233,6 +234,8 @@ def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> fl
     (Joag-Dev & Proschan 1983), so a binomial quantile bounds C_m (Bonferroni over m)."""
     lam = l * values / L
     top = int(lam + 10 * math.sqrt(lam) + 10)
+    if top > MAX_SLOT_TERMS:              # the fullest column, by a union bound over the L columns
+        return inside * float(special.pdtrik(1 - alpha / L, lam) + 1)
     tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
     tail = tail[tail > 0]
     full = L * tail >= inside             # the quantile is at least the mean: min(|H|, ·) = |H|
