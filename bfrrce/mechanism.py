@@ -589,7 +589,8 @@ class BFRRCE(Mechanism):
 
         def good(users, eps):
             _, p, q, _ = budget(float(eps), None, self.l, self.perturbation, self.unit)
-            return float(predicted_aare(int(users), [D], p, q, self.L, self.l)[0]) <= target
+            with np.errstate(invalid="ignore"):              # the model's power can round past 1
+                return float(predicted_aare(int(users), [D], p, q, self.L, self.l)[0]) <= target
 
         eps = next((float(e) for e in self.epsilon * 2 ** (np.arange(1, 13) / 4) if good(n, e)), None)
         users = next((int(m) for m in n * 2 ** np.arange(1, 11) if m >= D and good(m, self.epsilon)), None)

@@ -69,3 +69,17 @@ def test_sets_whose_items_collide_are_covered():
             warnings.simplefilter("ignore", PrivacyWarning)
             est = mech.estimate(ColumnSums(mech, counts, 50))
         assert est.lower <= len(held) <= est.upper
+
+
+def test_an_interval_wider_than_twice_prints_the_bounds_first_and_no_plus_minus():
+    """The README's mixture (120 values of 200 users, 500 singletons, ε = 4): upper > 2·lower, so
+    the first line gives the bounds and the reason, the estimate line has no ±, and
+    ``details["identified_at"]`` names an ε and an n."""
+    values = np.concatenate([np.repeat(np.arange(120), 200), np.arange(1000, 1500)])
+    mech = BFRRCE(epsilon=4.0, L=1024)
+    est = mech.estimate(mech.simulate(values, rng=0))
+    assert est.upper > 2 * est.lower
+    first, second = str(est).splitlines()[:2]
+    assert first.startswith("distinct values: between") and "too rare to see" in first
+    assert " ± " not in second and "not a measurement" in second
+    assert set(est.details["identified_at"]) == {"epsilon", "n"}
