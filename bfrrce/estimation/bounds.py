@@ -103,8 +103,9 @@ def light_moment_lower(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarra
     With H = {j : c_j > τ} for a τ that no empty column passes (with probability 1 − α/20,
     charged), the values split into those in H, at least |H| (every column of H is occupied),
     and those outside, which hold U = n − Σ_{j∈H} t_j users with Σ f_v² <= Σ_{j∉H} t_j², so at
-    least U²/Σ_{j∉H} t_j² of them (Cauchy–Schwarz). U >= n − Σ_{j∈H} t̂_j − z·(Σ_{j∈H} V̂_j)^{1/2}
-    (the selection bias only lowers Σ_{j∈H} t_j); Σ_{j∉H} (t̂_j² − V̂_j) falls short of
+    least U²/Σ_{j∉H} t_j² of them (Cauchy–Schwarz). U >= n − Σ_{j∈H} t̂_j − z·σ − |H|/(2(p − q))
+    (the selection bias only lowers Σ_{j∈H} t_j; σ² the variance at t̂_j + z√V̂_j, a continuity
+    correction of half a count a column); Σ_{j∉H} (t̂_j² − V̂_j) falls short of
     Σ_{j∉H} t_j² by Σ_j (t_j + τ')·E[e_j1{c_j > τ}] <= (2τ' + 3σ_τ)·B (:func:`selection_bias`),
     added back to the upper bound of :func:`.moments.second_moment_upper`. Where the heavy values
     are visible this reads the light ones without their weight: N²/S₂ counts a Zipf head
@@ -132,8 +133,11 @@ def light_moment_lower(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarra
     tau = _null_quantile(FALSE_POSITIVE * alpha / L, n, q)
     inside = counts > tau
     z = -float(special.ndtri((1 - FALSE_POSITIVE) * alpha / 2))
-    users_se = math.sqrt(float(np.sum(var_hat[inside])))
-    users = n - float(np.sum(t_hat[inside])) - z * users_se
+    # the variance at the upper end t̂_j + z·√V̂_j: the plug-in one is smallest exactly where
+    # t̂_j has fallen short (with p = 1/2 the variance grows with t), as for the second moment
+    upper_end = np.clip(t_hat[inside] + z * np.sqrt(var_hat[inside]), 0, n)
+    users_se = math.sqrt(float(np.sum(np.maximum(count_variance(upper_end, n, p, q), 0.0)))) / (p - q)
+    users = n - float(np.sum(t_hat[inside])) - z * users_se - 0.5 * float(np.sum(inside)) / (p - q)
     if users <= 0:
         return float(inside.sum()), 0.0
     bias = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)[0]

@@ -305,7 +305,8 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     then ∞: a party's items can share columns of its own filter (a party with many items sets
     nearly every bit), so no column sums bound the number of items. With ``unit="value"`` the lower bound is at most n
     (D <= n for sure, so a value pinned there has standard error 0; with a handful of users
-    N²/S₂⁺ can exceed n). An upper bound below the lower one (one of them failed, or column
+    N²/S₂⁺ can exceed n). The lower bound is rounded down to an integer (D is one; a bound of
+    1.006 on one value is a slight miss that the rounding absorbs). An upper bound below the lower one (one of them failed, or column
     sums the model cannot produce, such as all zero for sets, where the cap is negative) is
     raised to it, so the interval is never empty, and ``details["bounds_crossed"]`` says so.
 
@@ -364,6 +365,7 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
         upper, up = math.inf, {"upper_by_mass_balance": math.inf}
     if unit == "value" and lower > n:             # D <= n for sure: the bound keeps its level
         lower, low["lower_stderr"] = float(n), 0.0
+    lower = float(math.floor(lower + 1e-9))       # D is an integer: D >= x means D >= ⌊x⌋ too
     crossed = upper < lower                       # a bound failed, or sums the model cannot give
     upper = max(upper, lower)
     value, se, visible, visible_se, details = ESTIMATORS[method](
