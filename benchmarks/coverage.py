@@ -205,6 +205,9 @@ def markdown(rows):
         cells = []
         for key, _, fmt in COLUMNS:
             raw = row[key]
+            if fmt == "{}":
+                cells.append(raw)
+                continue
             try:
                 value = float(raw)
                 cells.append("–" if math.isnan(value) else fmt.format(int(value) if fmt == "{:,}" else value))

@@ -19,11 +19,21 @@ from protocols._validate import check_int, check_probability
 from protocols.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.randomness import RNG, generator, randomized_response_packed, source
-from protocols.ue import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
+from protocols.ue import (
+    bit_vector_distribution,
+    count_columns,
+    perturb_positions,
+    simulate_column_sums,
+)
 
 from .accounting import budget
 from .bloom import BloomFilter
-from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
+from .estimation import (
+    CardinalityEstimate,
+    detected_candidates,
+    detection_limit,
+    estimate_cardinality,
+)
 from .estimation.result import identified
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
 
@@ -583,7 +593,7 @@ class BFRRCE(Mechanism):
         dict
             {"epsilon": ε or None, "n": n or None}.
         """
-        from .advice import predicted_aare     # advice imports this module
+        from .advice import predicted_aare  # advice imports this module
 
         target = math.sqrt(2 / math.pi) / 6
 

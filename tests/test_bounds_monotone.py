@@ -40,7 +40,7 @@ def test_upper_bound_at_epsilon_is_at_most_the_bound_on_the_degraded_sums():
     est = mech.estimate(agg)
     laws = mech.degraded_laws()
     assert list(laws) == [8.0]
-    (eps, (p2, q2)), = laws.items()
+    (_eps, (p2, q2)), = laws.items()
     degraded = bounds.degrade_counts(agg.counts, agg.n, *bounds.thinning(mech.p, mech.q, p2, q2))
     t2, v2 = debias_counts(degraded, agg.n, p2, q2)
     alpha = (1 - 0.95) / 2 / 2

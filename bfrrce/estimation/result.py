@@ -113,9 +113,9 @@ class CardinalityEstimate:
         else:
             where = self.details.get("identified_at") or {}
             hint = " or ".join(f"{k} ≈ {v:,.3g}" for k, v in where.items() if v is not None)
-            head = [f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the "
-                    "frequencies): the reports do not locate it closer; values held by few users are too "
-                    "rare to see at this ε, and most of the range is such values",
+            head = [(f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the "
+                     "frequencies): the reports do not locate it closer; values held by few users are "
+                     "too rare to see at this ε, and most of the range is such values"),
                     (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate "
                      "fell below it; quote the bounds)" if self.value == lo else
                      f"estimate {self.value:,.0f} [{self.method}], not a measurement (no ±: the data do "
