@@ -353,7 +353,7 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
         users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
                                              total=total, alpha=MASS_SHARE * a)
         values = values_upper_by_slots(users_out, inside, L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * a,
-                                       cap=float(cap))
+                                       cap=min(float(cap), best))       # no search past the best
         if values < best:
             best, chosen = values, {"tau": float(tau), "columns_in": inside,
                                     "users_out_upper": users_out, "users_out_by": way}
@@ -437,7 +437,8 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
         p2, q2 = laws[eps]
         degraded = degrade_counts(counts, n, keep, flip)
         t2, v2 = debias_counts(degraded, n, p2, q2)
-        value, got = upper_bound(degraded, t2, v2, n=n, p=p2, q=q2, L=L, l=l, total=total, cap=cap, alpha=a)
+        value, got = upper_bound(degraded, t2, v2, n=n, p=p2, q=q2, L=L, l=l, total=total,
+                                 cap=min(cap, best), alpha=a)
         if value < best:
             best, info = value, {**got, "upper_epsilon": eps}
     return best, info
