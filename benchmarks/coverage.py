@@ -16,28 +16,48 @@ Shapes: ``uniform`` (D values, equal frequencies), ``zipf1.1`` / ``zipf1.5`` (D 
 with weights i^{-s}; D is the number that occur), ``bitcoin`` (the address frequencies of the
 shipped Bitcoin sample, rescaled to n users by multinomial sampling; D is the number that occur).
 With ``unit="item"`` each of n parties holds k = 4 items drawn from the shape (set semantics:
-a party holding an item twice holds it once).
+a party holding an item twice holds it once). ``zipf0.8`` / ``zipf2.0`` as the Zipf shapes;
+``singletons`` (every user its own value), ``one`` (one value held by all) and ``head+tail``
+(5 values share half the users, the other half hold a value each) are drawn exactly.
+
+Per cell it also reports the medians of lower/D and upper/D, the ratio of the median upper
+bound to the *oracle mass balance* (the same argument with the occupied columns and their true
+t_j known, no selection and no Bonferroni: :func:`bfrrce.estimation.bounds.values_upper_by_slots`
+of 1.96·σ_H, σ_H² = Σ_{occupied j} Var(t̂_j)), and the AARE of the simple baselines of
+:mod:`benchmarks.baselines`. ``--out`` writes the CSV with the date, commit and cores in every
+row; ``--table CSV`` prints the README's markdown table from such a file.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import itertools
 import math
+import os
+import subprocess
 import time
 import warnings
 
 import numpy as np
 
 from bfrrce import BFRRCE, ColumnSums, PrivacyWarning
-from protocols.core.perturbation import simulate_column_sums
+from bfrrce.estimation import bounds
+from protocols.core.perturbation import count_variance, simulate_column_sums
+
+from .baselines import BASELINES
 
 ITEMS_PER_PARTY = 4
 
 
+EXACT = ("singletons", "one", "head+tail")      # shapes whose counts are fixed, not drawn
+
+
 def weights(shape, D):
     """Relative frequencies of D values for a shape (bitcoin: the sample's address profile)."""
+    if shape in EXACT:
+        return np.ones(1)
     if shape == "uniform":
         return np.full(D, 1.0 / D)
     if shape.startswith("zipf"):
@@ -54,6 +74,14 @@ def draw_counts(shape, n, D, rng, w):
     """Users per value: exact equal split for uniform, multinomial otherwise (zeros dropped)."""
     if shape == "uniform":
         return np.diff(np.linspace(0, n, min(D, n) + 1).round().astype(np.int64))
+    if shape == "singletons":
+        return np.ones(n, dtype=np.int64)
+    if shape == "one":
+        return np.array([n], dtype=np.int64)
+    if shape == "head+tail":
+        tail = n // 2
+        return np.concatenate([np.diff(np.linspace(0, n - tail, 6).round().astype(np.int64)),
+                               np.ones(tail, dtype=np.int64)])
     f = rng.multinomial(n, w)
     return f[f > 0]
 
@@ -71,27 +99,49 @@ def simulate_items(mech, n, w, rng):
     return ColumnSums(mech, counts, n), np.unique(items).size
 
 
+def oracle_upper(mech, keys, f):
+    """The oracle mass balance of the module docstring for values ``keys`` held by f users."""
+    t = np.zeros(mech.L)
+    for column in mech.bloom.positions(keys).T:
+        np.add.at(t, column, f)
+    occupied = t > 0
+    n = int(f.sum())
+    sigma = math.sqrt(float(np.sum(count_variance(t[occupied], n, mech.p, mech.q)))) / (mech.p - mech.q)
+    return min(bounds.values_upper_by_slots(1.96 * sigma, int(occupied.sum()), mech.L, mech.l, 0.005), n)
+
+
 def run_cell(shape, n, D, eps, L, l, unit, perturbation, runs, seed, w):
     rng = np.random.default_rng(seed)
     mech = BFRRCE(epsilon=eps, L=L, l=l, unit=unit, perturbation=perturbation)
     rows = []
     for _ in range(runs):
+        oracle, base = math.nan, [math.nan] * len(BASELINES)
         if unit == "item":
             agg, truth = simulate_items(mech, n, w, rng)
             above = math.nan
         else:
             f = draw_counts(shape, n, D, rng, w)
-            agg, truth = mech.simulate(rng.integers(0, 2 ** 62, f.size), rng=rng, counts=f), f.size
+            keys = rng.integers(0, 2 ** 62, f.size)
+            agg, truth = mech.simulate(keys, rng=rng, counts=f), f.size
             above = np.count_nonzero(f >= mech.detection_limit(n)[0.5])
+            oracle = oracle_upper(mech, keys, f)
+            base = [fn(agg.counts, agg.n, mech.p, mech.q, L, l, rng) for fn in BASELINES.values()]
         est = mech.estimate(agg)
-        rows.append((truth, est.value, est.std_error, *est.interval, above, *est.visible.interval))
+        rows.append((truth, est.value, est.std_error, *est.interval, above, *est.visible.interval,
+                     oracle, *base))
     a = np.array(rows, dtype=float)
-    truth, value, se, lo, hi, above, vis_lo, vis_hi = a.T
+    truth, value, se, lo, hi, above, vis_lo, vis_hi, oracle = a.T[:9]
     spread, error_spread = np.std(value), np.std(value - truth)
+    narrow = hi <= 2 * lo
     return {"shape": shape, "n": n, "D": int(np.median(truth)), "epsilon": eps, "L": L, "l": l,
             "unit": unit, "perturbation": perturbation, "runs": runs,
             "coverage": float(np.mean((lo <= truth) & (truth <= hi))),
             "lower": float(np.median(lo)), "upper": float(np.median(hi)),
+            "lower_ratio": float(np.median(lo / truth)), "upper_ratio": float(np.median(hi / truth)),
+            "upper_to_oracle": float(np.median(hi) / np.median(oracle)) if unit == "value" else math.nan,
+            "identified": float(np.mean(narrow)),
+            **{f"aare_{name}": float(np.mean(np.abs(col - truth) / truth))
+               for name, col in zip(BASELINES, a.T[9:])},
             "aare": float(np.mean(np.abs(value - truth) / truth)),
             "se_ratio": float(np.median(se) / spread) if spread > 0 else math.nan,
             "se_error_ratio": float(np.median(se) / error_spread) if error_spread > 0 else math.nan,
@@ -101,14 +151,16 @@ def run_cell(shape, n, D, eps, L, l, unit, perturbation, runs, seed, w):
 
 
 SHAPES = ("uniform", "zipf1.1", "zipf1.5", "bitcoin")
+EXTRA_SHAPES = ("zipf0.8", "zipf2.0", "singletons", "one", "head+tail")
 
 
 def grid(quick, shapes=SHAPES):
-    """The cells: a base grid over shape, n and ε, and variations of L, l, unit, perturbation."""
+    """The cells: a base grid over shape, n and ε, variations of L, l, unit, perturbation, and the
+    extra shapes over (n, ε, L, l) from 50 users to 10^6 users at L = 65,536."""
     ns = (10 ** 3, 10 ** 4, 10 ** 5) if quick else (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
     epsilons = (0.5, 2, 8) if quick else (0.5, 1, 2, 4, 8)
     cells = []
-    for shape, n, eps in itertools.product(shapes, ns, epsilons):
+    for shape, n, eps in itertools.product([s for s in SHAPES if s in shapes], ns, epsilons):
         D = {"uniform": max(n // 80, 2), "zipf1.1": n // 10, "zipf1.5": n // 10, "bitcoin": 0}[shape]
         cells.append((shape, n, D, eps, 1024, 1, "value", "optimized"))
     for shape, eps in itertools.product([s for s in ("uniform", "zipf1.1") if s in shapes], (1, 4, 8)):
@@ -118,7 +170,53 @@ def grid(quick, shapes=SHAPES):
                   (shape, n, D, eps, 1024, 3, "value", "optimized"),
                   (shape, n, D, eps, 1024, 2, "value", "symmetric"),
                   (shape, 10 ** 4, 500, eps, 1024, 1, "item", "optimized")]
+    for shape, (n, eps, L, l) in itertools.product(
+            [s for s in EXTRA_SHAPES if s in shapes],
+            [(10 ** 3, 8, 1024, 1), (10 ** 4, 4, 1024, 1), (10 ** 5, 8, 1024, 1), (10 ** 5, 10, 4096, 2),
+             (10 ** 5, 1, 1024, 1), (10 ** 6, 8, 65536, 1), (50, 10, 64, 1)][:4 if quick else None]):
+        cells.append((shape, n, n // 5, eps, L, l, "value", "optimized"))
     return cells
+
+
+def provenance():
+    """{date, commit, cores} for every row of the CSV."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=True, cwd=os.path.dirname(__file__)).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": commit,
+            "cores": os.cpu_count()}
+
+
+COLUMNS = (("shape", "shape", "{}"), ("n", "n", "{:,}"), ("D", "D", "{:,}"), ("epsilon", "ε", "{:g}"),
+           ("L", "L", "{}"), ("l", "l", "{}"), ("unit", "unit", "{}"), ("coverage", "coverage", "{:.3f}"),
+           ("lower_ratio", "lower/D", "{:.3f}"), ("upper_ratio", "upper/D", "{:.2f}"),
+           ("upper_to_oracle", "upper/oracle", "{:.2f}"), ("aare", "AARE value", "{:.3f}"),
+           ("aare_linear", "linear", "{:.3f}"), ("aare_storey", "Storey", "{:.3f}"),
+           ("aare_simpson", "Simpson", "{:.3f}"), ("se_ratio", "se/sd", "{:.2f}"))
+
+
+def markdown(rows):
+    """The README table of CSV rows (dicts of strings)."""
+    lines = ["| " + " | ".join(title for _, title, _ in COLUMNS) + " |",
+             "|" + "---|" * len(COLUMNS)]
+    for row in rows:
+        cells = []
+        for key, _, fmt in COLUMNS:
+            raw = row[key]
+            if fmt == "{}":
+                cells.append(raw)
+                continue
+            try:
+                value = float(raw)
+                cells.append("–" if math.isnan(value) else fmt.format(int(value) if fmt == "{:,}" else value))
+            except ValueError:
+                cells.append(raw)
+        lines.append("| " + " | ".join(cells) + " |")
+    meta = rows[0]
+    return f"{len(rows)} cells, {meta['runs']} runs each; {meta['date']}, commit {meta['commit']}, " \
+           f"{meta['cores']} cores\n\n" + "\n".join(lines)
 
 
 def main(argv=None):
@@ -126,39 +224,48 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--quick", action="store_true", help="a smaller grid (3 n, 3 ε)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated subset of " + ", ".join(SHAPES))
+    ap.add_argument("--shapes", default=",".join(SHAPES + EXTRA_SHAPES),
+                    help="comma-separated subset of " + ", ".join(SHAPES + EXTRA_SHAPES))
     ap.add_argument("--out", help="write the table as CSV too")
+    ap.add_argument("--table", help="print the markdown table of this CSV and stop")
     args = ap.parse_args(argv)
+    if args.table:
+        with open(args.table, newline="") as fh:
+            print(markdown(list(csv.DictReader(fh))))
+        return
     warnings.simplefilter("ignore", PrivacyWarning)
     cache = {}
     results = []
-    header = (f"{'shape':8} {'n':>8} {'D':>7} {'ε':>4} {'L':>5} {'l':>2} {'unit':5} {'pert':9} "
-              f"{'coverage':>8} {'lower':>8} {'upper':>9} {'AARE':>6} {'se/sd':>6} {'D>=f50':>7} {'vis.cov':>7}")
+    header = (f"{'shape':10} {'n':>9} {'D':>7} {'ε':>4} {'L':>5} {'l':>2} {'unit':5} {'pert':9} "
+              f"{'coverage':>8} {'lo/D':>6} {'up/D':>8} {'up/orc':>6} {'AARE':>6} {'lin':>6} {'storey':>6} "
+              f"{'simpsn':>6} {'se/sd':>6}")
     print(header)
     start = time.perf_counter()
     shapes = args.shapes.split(",")
-    unknown = sorted(set(shapes) - set(SHAPES))
+    unknown = sorted(set(shapes) - set(SHAPES + EXTRA_SHAPES))
     if unknown:
-        ap.error(f"unknown shapes {unknown}; choose from {', '.join(SHAPES)}")
+        ap.error(f"unknown shapes {unknown}; choose from {', '.join(SHAPES + EXTRA_SHAPES)}")
     for i, cell in enumerate(grid(args.quick, shapes)):
         shape, n, D, eps, L, l, unit, pert = cell
         if (shape, D) not in cache:
             cache[shape, D] = weights(shape, D)
         r = run_cell(shape, n, D, eps, L, l, unit, pert, args.runs, args.seed + i, cache[shape, D])
         results.append(r)
-        print(f"{shape:8} {n:>8,} {r['D']:>7,} {eps:>4g} {L:>5} {l:>2} {unit:5} {pert:9} "
-              f"{r['coverage']:>8.3f} {r['lower']:>8,.0f} {r['upper']:>9,.0f} {r['aare']:>6.3f} "
-              f"{r['se_ratio']:>6.2f} {r['above_f50']:>7,.0f} {r['visible_coverage']:>7.3f}", flush=True)
+        print(f"{shape:10} {n:>9,} {r['D']:>7,} {eps:>4g} {L:>5} {l:>2} {unit:5} {pert:9} "
+              f"{r['coverage']:>8.3f} {r['lower_ratio']:>6.3f} {r['upper_ratio']:>8.2f} "
+              f"{r['upper_to_oracle']:>6.2f} {r['aare']:>6.3f} {r['aare_linear']:>6.3f} "
+              f"{r['aare_storey']:>6.3f} {r['aare_simpson']:>6.3f} {r['se_ratio']:>6.2f}", flush=True)
     worst = min(results, key=lambda r: r["coverage"])
     print(f"\n{len(results)} cells, {args.runs} runs each, {time.perf_counter() - start:.0f} s; "
           f"lowest coverage {worst['coverage']:.3f} ({worst['shape']}, n={worst['n']:,}, "
           f"ε={worst['epsilon']:g}, L={worst['L']}, l={worst['l']}, {worst['unit']}, "
           f"{worst['perturbation']})")
     if args.out:
+        meta = provenance()
         with open(args.out, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(results[0]))
+            writer = csv.DictWriter(fh, fieldnames=[*results[0], *meta])
             writer.writeheader()
-            writer.writerows(results)
+            writer.writerows({**r, **meta} for r in results)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,9 @@ encoding oracle of :mod:`protocols.oracles.unary` that perturbs the filters and 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+import math
 import warnings
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import InitVar, dataclass, field
 
 import numpy as np
@@ -27,6 +28,7 @@ from .calibration import budget
 from .bloom import BloomFilter
 from .columns import NULLS, KeyColumn, column_keys, is_column
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
+from .estimation.result import identified
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
@@ -517,6 +519,25 @@ class BFRRCE(Mechanism):
         """
         return self.estimate(aggregate, confidence=confidence)
 
+    def degraded_laws(self) -> dict[float, tuple[float, float]]:
+        """{ε': (p', q')} of this configuration at the two ε' of the grid 2^{k/2} below ε, where
+        :meth:`estimate` also computes the upper bound on exactly degraded sums (a bound at ε is
+        then never looser than at the ε' of the grid below it, docs/estimation.md).
+
+        Returns
+        -------
+        dict
+            {ε': (p', q')}, empty if no grid point lies below ε.
+        """
+        top = math.ceil(2 * math.log2(self.epsilon)) - 1
+        out = {}
+        for k in (top,):
+            eps = 2.0 ** (k / 2)
+            if eps < self.epsilon:
+                _, p, q, _ = budget(eps, None, self.l, self.perturbation, self.unit)
+                out[eps] = (p, q)
+        return out
+
     def estimate(self, aggregate: ColumnSums, candidates: Sequence | None = None, method: str = "auto",
                  confidence: float = 0.95, threshold: float = 0.5, alpha: float = 0.05,
                  shuffled_delta: float | None = None) -> CardinalityEstimate:
@@ -584,7 +605,8 @@ class BFRRCE(Mechanism):
             options = dict(positions=positions, multiplicity=self.bloom.column_counts(positions))
         est = estimate_cardinality(deb, method=method, counts=agg.counts, p=self.p, q=self.q,
                                    L=self.L, l=self.l, unit=self.unit, confidence=confidence,
-                                   parameters=self.parameters, threshold=threshold, **options)
+                                   parameters=self.parameters, threshold=threshold,
+                                   degraded=self.degraded_laws(), **options)
         if method == "corrected":
             est.details["detected"] = detected_candidates(deb, options["positions"], alpha)
         if shuffled_delta is not None:
@@ -593,7 +615,40 @@ class BFRRCE(Mechanism):
                                     "unit='item' a party holding k items spends k·ε")
             est.details["shuffled"] = {"n": agg.n, "epsilon0": self.epsilon, "delta": shuffled_delta,
                                        "epsilon": shuffled_epsilon(self.epsilon, agg.n, shuffled_delta)}
+        if not identified(est.interval):
+            est.details["identified_at"] = self.identifying(agg.n, max(est.value, 1.0))
         return est
+
+    def identifying(self, n: int, D: float) -> dict[str, float | None]:
+        """The ε (same n) and the n (same ε) at which the advisor's model of ``value``
+        (:func:`bfrrce.advice.predicted_aare`, D equal frequencies) puts the relative error e at
+        most 1/6, so that ±2e spans a factor (1 + 1/3)/(1 − 1/3) = 2: ε up to 8 times and n up to
+        1,024 times the present one, None beyond.
+
+        Parameters
+        ----------
+        n : int
+            Users.
+        D : float
+            The number of values assumed.
+
+        Returns
+        -------
+        dict
+            {"epsilon": ε or None, "n": n or None}.
+        """
+        from .advice import predicted_aare  # advice imports this module
+
+        target = math.sqrt(2 / math.pi) / 6
+
+        def good(users, eps):
+            _, p, q, _ = budget(float(eps), None, self.l, self.perturbation, self.unit)
+            with np.errstate(invalid="ignore"):              # the model's power can round past 1
+                return float(predicted_aare(int(users), [D], p, q, self.L, self.l)[0]) <= target
+
+        eps = next((float(e) for e in self.epsilon * 2 ** (np.arange(1, 13) / 4) if good(n, e)), None)
+        users = next((int(m) for m in n * 2 ** np.arange(1, 11) if m >= D and good(m, self.epsilon)), None)
+        return {"epsilon": eps, "n": users}
 
 
 class _SeedAlias(int):

@@ -12,26 +12,31 @@ lower
     into values by the collision law (:mod:`.occupancy`), and N²/S₂⁺ with S₂⁺ an upper
     confidence bound on Σ_j t_j² >= Σ_v f_v² (:mod:`.moments`).
 upper
-    Mass balance: with H = {j : c_j > τ} for a τ the empty columns rarely pass, a value whose l
-    columns all lie in H is "heavy" (the collision law bounds how many |H| columns hold); any
-    other value is "light" and has a user in a column outside H, so light values are bounded by
-    an upper confidence bound on Σ_{j∉H} t_j (selection bias of the threshold added back) and
-    the smallest-columns argument of :func:`light_values_upper`; D <= N always.
+    Mass balance: with H = {j : c_j > τ}, the users outside H are at most l·n − Σ_{j∈H} t_j
+    (Σ_j t_j <= l·n exactly with one value per user), known to within the noise of the columns
+    in H alone (the selection bias of the threshold added back, :func:`users_outside_upper`);
+    each value puts a user in each of its distinct columns and, hashed at random, can be
+    crowded into H only as far as the fullest |H| columns of a random hashing hold
+    (:func:`values_upper_by_slots`); D <= N always.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 
 import numpy as np
 
-from protocols.core.lazy import optimize, special, stats
-from protocols.core.perturbation import count_variance
+from protocols.core.lazy import special, stats
+from protocols.core.perturbation import count_variance, debias_counts
 
 from . import moments, occupancy
 
-TAU_TAILS = (0.2, 0.02, 0.002)         # null tail probabilities of the mass-balance thresholds
+THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one no empty column passes
+FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
+MASS_SHARE = 0.8       # ... for the users outside (the rest for the values' slots)
+MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 
 
 def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *,
@@ -67,22 +72,82 @@ def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_
         dD/dK·se(R(u)) at the threshold u of the bound (:func:`.occupancy.occupied_columns`
         at the same level); for the second moment, N²·se(Ŝ₂)/S₂⁺²; 0 for the floor 1.
     """
-    k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 4)
-    by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 4)
+    k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 8)
+    by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 8)
     s2, se = moments.second_moment(t_hat, var_hat, n, p, q)
-    s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 2)))
+    s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 4)))
     by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
+    by_light, light_se = (light_moment_lower(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, alpha=alpha / 2)
+                          if mass and l == 1 else (0.0, 0.0))
     floor = 1.0 if n >= 1 and mass else 0.0
-    bound = max(floor, by_occupancy, by_moment)
+    bound = max(floor, by_occupancy, by_moment, by_light)
     if bound == floor:
         bound_se = 0.0
     elif bound == by_moment:
         bound_se = mass ** 2 * se / s2_hi ** 2
+    elif bound == by_light:
+        bound_se = light_se
     else:
-        k_se = occupancy.occupied_columns(pvalues, counts, n, q, p, alpha / 4)[1]
+        k_se = occupancy.occupied_columns(pvalues, counts, n, q, p, alpha / 8)[1]
         bound_se = k_se * occupancy.values_slope(L - k_lo, L, l)
     return bound, {"occupied_columns_lower": k_lo, "lower_by_occupancy": by_occupancy,
-                   "lower_by_second_moment": by_moment, "lower_stderr": bound_se}
+                   "lower_by_second_moment": by_moment, "lower_by_light_moment": by_light,
+                   "lower_stderr": bound_se}
+
+
+def light_moment_lower(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
+                       p: float, q: float, L: int, alpha: float) -> tuple[float, float]:
+    """Lower confidence bound on D with one hash a value (l = 1), by the second moment of the
+    columns that are not visible, and its standard error.
+
+    With H = {j : c_j > τ} for a τ that no empty column passes (with probability 1 − α/20,
+    charged), the values split into those in H, at least |H| (every column of H is occupied),
+    and those outside, which hold U = n − Σ_{j∈H} t_j users with Σ f_v² <= Σ_{j∉H} t_j², so at
+    least U²/Σ_{j∉H} t_j² of them (Cauchy–Schwarz). U >= n − Σ_{j∈H} t̂_j − z·σ − |H|/(2(p − q))
+    (the selection bias only lowers Σ_{j∈H} t_j; σ² the variance at t̂_j + z√V̂_j, a continuity
+    correction of half a count a column); Σ_{j∉H} (t̂_j² − V̂_j) falls short of
+    Σ_{j∉H} t_j² by Σ_j (t_j + τ')·E[e_j1{c_j > τ}] <= (2τ' + 3σ_τ)·B (:func:`selection_bias`),
+    added back to the upper bound of :func:`.moments.second_moment_upper`. Where the heavy values
+    are visible this reads the light ones without their weight: N²/S₂ counts a Zipf head
+    and tail as about the head alone.
+
+    Parameters
+    ----------
+    counts, t_hat, var_hat : numpy.ndarray
+        Column sums, debiased sums and their plug-in variances.
+    n : int
+        Number of reports (= N).
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L : int
+        Filter size.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    (float, float)
+        The bound and its standard error (delta method in U).
+    """
+    counts = np.asarray(counts)
+    tau = _null_quantile(FALSE_POSITIVE * alpha / L, n, q)
+    inside = counts > tau
+    z = -float(special.ndtri((1 - FALSE_POSITIVE) * alpha / 2))
+    # the variance at the upper end t̂_j + z·√V̂_j: the plug-in one is smallest exactly where
+    # t̂_j has fallen short (with p = 1/2 the variance grows with t), as for the second moment
+    upper_end = np.clip(t_hat[inside] + z * np.sqrt(var_hat[inside]), 0, n)
+    users_se = math.sqrt(float(np.sum(np.maximum(count_variance(upper_end, n, p, q), 0.0)))) / (p - q)
+    users = n - float(np.sum(t_hat[inside])) - z * users_se - 0.5 * float(np.sum(inside)) / (p - q)
+    if users <= 0:
+        return float(inside.sum()), 0.0
+    bias = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)[0]
+    reach = max((tau - n * q) / (p - q), 0.0)
+    sd = math.sqrt(count_variance(0, n, p, q)) / (p - q)
+    out = ~inside
+    s2 = moments.second_moment_upper(t_hat[out], var_hat[out], n, p, q, z) + (2 * reach + 3 * sd) * bias
+    if s2 <= 0:
+        return float(inside.sum()), 0.0
+    return float(inside.sum()) + users ** 2 / s2, 2 * users * users_se / s2
 
 
 @functools.lru_cache(maxsize=1024)
@@ -91,85 +156,168 @@ def _null_quantile(tail: float, n: int, q: float) -> float:
     return float(stats.binom.isf(tail, n, q))
 
 
-def _truncation_bias(t, n, p, q, tau):
-    """−E[(t̂ − t)·1{c <= τ}] >= 0 for a column holding t users (normal approximation of c):
-    s/(p − q)·φ((τ + ½ − μ)/s), μ = tp + (n − t)q, s² = t p(1 − p) + (n − t) q(1 − q)."""
-    mu = t * p + (n - t) * q
-    s = np.sqrt(count_variance(t, n, p, q))
-    z = (tau + 0.5 - mu) / s
-    return s / (p - q) * np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+def selection_bias(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q: float,
+                   tau: float) -> tuple[float, float, float]:
+    """B = Σ_j E[e_j·1{c_j > τ}] (e_j = t̂_j − t_j), the bias that selecting the columns above τ
+    gives Σ_{c_j > τ} t̂_j, whatever the t_j: an estimate, its variance, and the excess of
+    Σ_j E[e_j²·1{c_j > τ}] over the plug-in Σ_{c_j > τ} V̂_j.
 
-
-def _poisson_cdf(m: int, lam: float) -> float:
-    """F_λ(m) = Pr[Poisson(λ) <= m], 0 for m < 0."""
-    return float(special.pdtr(m, lam)) if m >= 0 else 0.0
-
-
-def light_values_upper(outside: int, users_out: float, L: int, alpha: float) -> float:
-    """Upper bound on light values when ``outside`` columns hold at most ``users_out`` users.
-
-    Light values hash independently of the data, so their numbers per column are (Poissonized)
-    independent Poisson(λ). Any k columns hold at least as many as the k smallest of these,
-    S_k = Σ_{m>=1} (k − N_{<m})⁺ with N_{<m} the columns holding fewer than m; by the
-    Dvoretzky–Kiefer–Wolfowitz inequality with Massart's constant, N_{<m} <= L F_λ(m − 1) + δ for
-    all m at once with probability 1 − α, δ = √(L ln(1/α)/2). Each light value outside brings a
-    user there, so the largest λ whose bound on S_k stays <= ``users_out`` gives L·λ⁺.
+    For c = Σ_i β_i a sum of independent Bernoulli(π_i) and any k,
+    E[(c − E c)·1{c >= k}] = Σ_i π_i(1 − π_i)·Pr[c − β_i = k − 1] ≈ Var(c)·Pr[c = k − 1]
+    (exactly k(1 − q)Pr[c = k] for Binomial(n, q)). So B ≈ Σ_j Var(c_j)·Pr[c_j = τ]/(p − q):
+    the expected number of columns at τ, estimated by the N_w columns within w = ⌈σ₀/2⌉ counts of
+    τ (σ₀ the sd of an empty column's sum) over the 2w + 1 counts of the window, each at its
+    Var(c_j) at t̂_j⁺; its variance is taken as (N_w + 1) times the square of one window column's
+    share. A column selected at τ has e at most τ' = (τ − nq)/(p − q) above its mean, so
+    E[e²1{c > τ}] <= Var·Pr[c > τ] + τ'·E[e1{c > τ}]: the excess is at most τ'·B.
 
     Parameters
     ----------
-    outside : int
-        Columns outside H.
+    counts, t_hat : numpy.ndarray
+        Column sums and their debiased values.
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    tau : float
+        The threshold (an integer count).
+
+    Returns
+    -------
+    (float, float, float)
+        B̂, Var(B̂) and the excess second moment.
+    """
+    sd0 = math.sqrt(count_variance(0, n, p, q))
+    w = math.ceil(sd0 / 2)
+    near = np.abs(counts - tau) <= w
+    found = int(near.sum())
+    var = count_variance(np.clip(t_hat[near], 0, n), n, p, q)
+    share = (float(var.mean()) if found else sd0 ** 2) / ((2 * w + 1) * (p - q))
+    bias = found * share
+    return bias, (found + 1) * share ** 2, max((tau - n * q) / (p - q), 0.0) * bias
+
+
+def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
+                        p: float, q: float, tau: float, total: float | None,
+                        alpha: float) -> tuple[float, str]:
+    """Upper confidence bound on U = Σ_{j : c_j <= τ} t_j, the users in the columns outside
+    H = {j : c_j > τ}, and which of two ways gave it (normal approximation, z at α).
+
+    * **Complement** (``total`` known, Σ_j t_j <= ``total``, l·n with one value per user):
+      U <= total − Σ_{j∈H} t_j = total − Σ_{j∈H} t̂_j + Σ_j e_j1{c_j > τ}, whose last term has
+      mean B and variance at most Σ_j E[e_j²1{c_j > τ}] (:func:`selection_bias`): only the
+      noise of the columns in H.
+    * **Direct**: U = Σ_{j∉H} t̂_j − Σ_j e_j1{c_j <= τ}, the last term of mean −B and variance
+      at most Σ_{j∉H} V_j.
+
+    The one with the smaller standard error is used (a function of the columns' counts on either
+    side of τ, which the data fix to within a few columns).
+
+    Returns
+    -------
+    (float, str)
+        The bound and "complement" or "direct".
+    """
+    inside = counts > tau
+    bias, bias_var, excess = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)
+    z = -float(special.ndtri(alpha))
+    direct_var = float(np.sum(var_hat[~inside])) + bias_var
+    direct = float(np.sum(t_hat[~inside])) + bias + z * math.sqrt(direct_var)
+    if total is None:
+        return direct, "direct"
+    inner_var = float(np.sum(var_hat[inside])) + excess + bias_var
+    if inner_var >= direct_var:
+        return direct, "direct"
+    return total - float(np.sum(t_hat[inside])) + bias + z * math.sqrt(inner_var), "complement"
+
+
+def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> float:
+    """Upper confidence bound on the value slots (a value in a column) that ``inside`` columns
+    can hold when D = ``values`` values are hashed l times each: Σ_{m>=1} min(|H|, C_m⁺), C_m
+    the columns holding at least m slots, whose indicators are negatively associated
+    (Joag-Dev & Proschan 1983), so a binomial quantile bounds C_m (Bonferroni over m)."""
+    lam = l * values / L
+    top = int(lam + 10 * math.sqrt(lam) + 10)
+    if top > MAX_SLOT_TERMS:              # the fullest column, by a union bound over the L columns
+        return inside * float(special.pdtrik(1 - alpha / L, lam) + 1)
+    tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
+    tail = tail[tail > 0]
+    full = L * tail >= inside             # the quantile is at least the mean: min(|H|, ·) = |H|
+    rest = tail[~full]
+    # the 1 − α/top binomial quantile (bdtrik inverts the regularized incomplete beta in k)
+    quantile = np.ceil(special.bdtrik(1 - alpha / top, L, rest))
+    quantile[np.isnan(quantile)] = 0.0              # Pr[no such column] >= 1 − α/top: bdtrik gives up
+    return float(inside * np.count_nonzero(full) + np.sum(np.minimum(inside, quantile)))
+
+
+def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: float,
+                          cap: float = math.inf) -> float:
+    """Most values whose slots outside |H| = ``inside`` columns number at most ``users_out``.
+
+    Each value has X_v >= 1 distinct columns, l·D − R of them in all with R the repeats
+    (Poisson, mean D·l(l − 1)/(2L), bounded above at α/2); at most :func:`_slots_upper` of
+    them (at α/2) lie in the columns of H however H was chosen, and each slot outside holds a user
+    of its own. So l·D − R⁺ − top⁺(D) <= U, which increases in D: the largest D that satisfies it
+    (bisection) is the bound (∞ if no D in [0, 2^50] fails it).
+
+    Parameters
+    ----------
     users_out : float
-        Upper bound on the users in those columns.
-    L : int
-        Filter size.
+        Upper bound on the users (user-column pairs) outside H.
+    inside : int
+        |H|.
+    L, l : int
+        Filter size and hashes per value.
     alpha : float
         Error probability.
+    cap : float
+        A sure bound on D: returned when it satisfies the inequality (no search beyond it).
 
     Returns
     -------
     float
-        L·λ⁺ (∞ when too few columns are outside).
 
     References
     ----------
-    P. Massart, "The tight constant in the Dvoretzky–Kiefer–Wolfowitz inequality", Ann. Probab.
-    18(3), 1990.
+    K. Joag-Dev, F. Proschan, "Negative association of random variables, with applications",
+    Ann. Statist. 11(1), 1983.
     """
-    k = outside
-    delta = math.sqrt(L * math.log(1 / alpha) / 2)
     users_out = max(users_out, 0.0)
-    if k <= delta:
+
+    def excess(d):
+        repeats = float(stats.poisson.isf(alpha / 2, d * l * (l - 1) / (2 * L))) if l > 1 else 0.0
+        return l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2) - users_out
+
+    if inside >= L:
         return math.inf
-
-    target = (k - delta) / L
-
-    def least(lam):
-        # the terms k − δ − L·F_λ(j) are positive for j < m, m the smallest with F_λ(m) >= target,
-        # and Σ_{j<m} F_λ(j) = m·F_λ(m − 1) − λ·F_λ(m − 2)
-        m = max(math.ceil(special.pdtrik(target, lam)), 0) if lam > 0 else 0
-        while m > 0 and _poisson_cdf(m - 1, lam) >= target:
-            m -= 1
-        while _poisson_cdf(m, lam) < target:
-            m += 1
-        return m * (k - delta) - L * (m * _poisson_cdf(m - 1, lam) - lam * _poisson_cdf(m - 2, lam)) - users_out
-
-    if users_out == 0:                         # S_k(0) = 0: no light value fits
-        return 0.0
-    hi = 2 * users_out / (k - delta) + 2       # near the root: S_k grows about like (k − δ)λ
-    while least(hi) <= 0:
-        hi *= 2
-        if hi > 1e12:
+    if math.isfinite(cap) and excess(cap) <= 0:
+        return cap
+    lo = min(users_out / l, cap)                      # l·D − R − top <= l·D = U there
+    hi = min(lo + inside + 1.0, cap)
+    while excess(hi) <= 0:
+        lo, hi = hi, min(2 * hi, cap)
+        if hi > 2.0 ** 50:
             return math.inf
-    root = optimize.brentq(least, 0.0, hi, xtol=1e-6, rtol=1e-3)
-    return L * (root * (1 + 1e-3) + 1e-6)              # the bracket's upper end: stays an upper bound
+    while hi - lo > max(3e-3 * hi, 0.5):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
+    return hi
 
 
 def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,
-                q: float, L: int, l: int, cap: float, alpha: float) -> tuple[float, dict]:
+                q: float, L: int, l: int, total: float | None, cap: float,
+                alpha: float) -> tuple[float, dict]:
     """One-sided upper confidence bound on D at level 1 − α (mass balance), and its ingredients.
 
-    The smallest bound over the thresholds of ``TAU_TAILS`` is kept (Bonferroni).
+    For each threshold τ (the null quantiles that :data:`FALSE_COLUMNS` empty columns are expected
+    to exceed, Bonferroni), U⁺ bounds the users outside
+    H = {c_j > τ} (:func:`users_outside_upper`, 3/4 of the level). Each of the D values puts
+    one user in every one of its distinct columns, so the numbers of values per column N_j have
+    Σ_{j∉H} N_j <= U; with random hashing the N_j are (Poissonized) independent Poisson(λ),
+    λ = mD/L, m = L(1 − (1 − 1/L)^l) a value's mean number of distinct columns, and however H
+    was chosen its L − |H| columns hold at least the L − |H| smallest N_j
+    (:func:`light_values_upper`, 1/4 of the level). So D <= L·λ⁺/m. The smallest bound over the
+    thresholds is kept, and D <= ``cap`` always.
 
     Parameters
     ----------
@@ -183,8 +331,10 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
         Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
     L, l : int
         Filter size and hashes per value.
+    total : float or None
+        A sure upper bound on Σ_j t_j (l·n with one value per user; None if unknown).
     cap : float
-        Always bounds D (n with one value per user; an upper confidence bound on Σ_j t_j for sets).
+        Always bounds D (n with one value per user; an upper confidence bound for sets).
     alpha : float
         Error probability.
 
@@ -194,20 +344,101 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
         The bound and the ingredients of the threshold that gave it.
     """
     counts = np.asarray(counts)
-    t_plus = np.clip(t_hat, 0, n)
-    a = alpha / len(TAU_TAILS)
-    z = -float(special.ndtri(a / 3))
     best, chosen = math.inf, {}
-    for tail in TAU_TAILS:
-        tau = _null_quantile(tail, n, q)
-        inside = counts > tau
-        heavy = occupancy.values_upper(int(inside.sum()), L, l, a / 3)
-        out = ~inside
-        bias = float(np.sum(_truncation_bias(t_plus, n, p, q, tau)))
-        users_out = float(np.sum(t_hat[out])) + bias + z * math.sqrt(float(np.sum(var_hat[out])))
-        light = light_values_upper(int(out.sum()), users_out, L, a / 3)
-        if heavy + light < best:
-            best = heavy + light
-            chosen = {"tau": float(tau), "columns_in": int(inside.sum()), "heavy_values_upper": heavy,
-                      "users_out_upper": users_out, "light_values_upper": light}
+    for share, tail in THRESHOLDS:
+        a = share * alpha
+        clean = tail is None                    # no empty column above τ, but with probability
+        tau = _null_quantile(FALSE_POSITIVE * a / L if clean else tail, n, q)
+        inside = int(np.sum(counts > tau))
+        users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
+                                             total=total, alpha=MASS_SHARE * a)
+        values = values_upper_by_slots(users_out, inside, L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * a,
+                                       cap=min(float(cap), best))       # no search past the best
+        if values < best:
+            best, chosen = values, {"tau": float(tau), "columns_in": inside,
+                                    "users_out_upper": users_out, "users_out_by": way}
     return min(best, float(cap)), {"upper_by_mass_balance": best, **chosen}
+
+
+def thinning(p: float, q: float, p2: float, q2: float) -> tuple[float, float] | None:
+    """(a, b) such that passing every report bit through a second randomized response (a 1 stays
+    1 with probability a, a 0 becomes 1 with probability b) turns the law (p, q) into (p2, q2):
+    a − b = (p2 − q2)/(p − q), b = q2 − q(a − b); None if that is not a channel (0 <= b <= a <= 1).
+
+    Parameters
+    ----------
+    p, q : float
+        The reports' Pr[bit 1 | bit 1] and Pr[bit 1 | bit 0].
+    p2, q2 : float
+        The target law.
+
+    Returns
+    -------
+    (float, float) or None
+    """
+    r = (p2 - q2) / (p - q)
+    b = q2 - q * r
+    a = b + r
+    return (a, b) if 0 <= b <= a <= 1 and r > 0 else None
+
+
+def degrade_counts(counts: np.ndarray, n: int, a: float, b: float) -> np.ndarray:
+    """Column sums of the reports after :func:`thinning`'s channel, drawn exactly in law:
+    c' ~ Binomial(c, a) + Binomial(n − c, b), independently over columns, from a generator seeded
+    by the sums themselves (the same sums give the same bound).
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Column sums c_j.
+    n : int
+        Number of reports.
+    a, b : float
+        The channel.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    seed = int.from_bytes(hashlib.blake2b(counts.tobytes() + str((n, a, b)).encode(), digest_size=8).digest(),
+                          "little")
+    rng = np.random.default_rng(seed)
+    return rng.binomial(counts, a) + rng.binomial(n - counts, b)
+
+
+def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
+                          p: float, q: float, laws: dict, L: int, l: int, total: float | None,
+                          cap: float, alpha: float) -> tuple[float, dict]:
+    """:func:`upper_bound` on the sums and on their exact degradations to the ``laws`` of smaller
+    ε (:func:`degrade_counts`), the smallest kept, Bonferroni over them: at ε the server may
+    apply any procedure valid at ε' < ε to the sums degraded to the law at ε', so a bound that
+    takes the smallest over a fixed grid of ε' gets no worse with more ε.
+
+    Parameters
+    ----------
+    counts, t_hat, var_hat, n, p, q, L, l, total, cap, alpha
+        As :func:`upper_bound`.
+    laws : dict
+        {ε': (p', q')} of smaller ε (those that are not a channel from (p, q) are skipped).
+
+    Returns
+    -------
+    (float, dict)
+        The bound and the ingredients of the law that gave it, with ``"upper_epsilon"`` (None:
+        the sums as reported).
+    """
+    channels = {eps: thinning(p, q, *law) for eps, law in laws.items()}
+    channels = {eps: ab for eps, ab in channels.items() if ab is not None}
+    a = alpha / (1 + len(channels))
+    best, info = upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, total=total, cap=cap, alpha=a)
+    info["upper_epsilon"] = None
+    for eps, (keep, flip) in channels.items():
+        p2, q2 = laws[eps]
+        degraded = degrade_counts(counts, n, keep, flip)
+        t2, v2 = debias_counts(degraded, n, p2, q2)
+        value, got = upper_bound(degraded, t2, v2, n=n, p=p2, q=q2, L=L, l=l, total=total,
+                                 cap=min(cap, best), alpha=a)
+        if value < best:
+            best, info = value, {**got, "upper_epsilon": eps}
+    return best, info

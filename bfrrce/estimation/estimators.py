@@ -116,7 +116,7 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
     equal, equal_se, dispersion, fitted, occupied, occupied_se = likelihood.equal_frequency_estimate(
         counts, n=debiased.n, p=p, q=q, L=L, l=l, mass=mass)
     agree = False
-    if equal < visible and occupied == occupied:              # only S below V asks; NaN: not pinned
+    if equal < visible and not math.isnan(occupied):       # only S below V asks; NaN: not pinned
         found, found_se = columns()
         agree = abs(occupied - found) <= AGREE_Z * math.hypot(occupied_se, found_se)
     sv = math.hypot(visible_se, visible_hash_se)
@@ -296,15 +296,17 @@ ESTIMATORS = {"fill": estimate_fill, "corrected": estimate_corrected, "paper": e
 def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray, p: float, q: float,
                          L: int, l: int, unit: str, confidence: float, parameters: dict,
                          positions: np.ndarray | None = None, multiplicity: np.ndarray | None = None,
-                         threshold: float = 0.5) -> CardinalityEstimate:
+                         threshold: float = 0.5, degraded: dict | None = None) -> CardinalityEstimate:
     """Bounds, point estimate and detection curve of one method, as a
     :class:`~bfrrce.estimation.CardinalityEstimate`.
 
     The bounds are each one-sided at (1 − confidence)/2. With ``unit="value"`` the total count
-    is N = n; with ``unit="item"`` it is unknown, and Σ_j t̂_j/l estimates it (Σ_j t_j <= l N, so
-    its upper confidence bound caps D). With ``unit="value"`` the lower bound is at most n
+    is N = n; with ``unit="item"`` it is unknown, and Σ_j t̂_j/l estimates it; the upper bound is
+    then ∞: a party's items can share columns of its own filter (a party with many items sets
+    nearly every bit), so no column sums bound the number of items. With ``unit="value"`` the lower bound is at most n
     (D <= n for sure, so a value pinned there has standard error 0; with a handful of users
-    N²/S₂⁺ can exceed n). An upper bound below the lower one (one of them failed, or column
+    N²/S₂⁺ can exceed n). The lower bound is rounded down to an integer (D is one; a bound of
+    1.006 on one value is a slight miss that the rounding absorbs). An upper bound below the lower one (one of them failed, or column
     sums the model cannot produce, such as all zero for sets, where the cap is negative) is
     raised to it, so the interval is never empty, and ``details["bounds_crossed"]`` says so.
 
@@ -328,6 +330,9 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
         Shown in the result (ε, L, l, ...).
     positions, multiplicity, threshold
         As the estimators take them.
+    degraded : dict, optional
+        {ε': (p', q')} of smaller ε at which the upper bound is also computed on the exactly
+        degraded sums (:func:`.bounds.upper_bound_over_laws`).
 
     Returns
     -------
@@ -347,20 +352,20 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     alpha = (1 - confidence) / 2
     t_hat, var_hat = debiased.t_hat, debiased.variance
     if unit == "value":
-        mass, mass_lower, cap = n, n, n
+        mass, mass_lower = n, n
     else:
-        total, total_se = float(np.sum(t_hat)), math.sqrt(float(np.sum(var_hat)))
-        mass = max(total / l, 1.0)
-        mass_lower = None
-        cap = total - float(special.ndtri(alpha / 2)) * total_se
-        alpha /= 2
+        mass, mass_lower = max(float(np.sum(t_hat)) / l, 1.0), None
     pvalues = occupancy.null_pvalues(counts, n, q)               # once, for bounds and estimate
     lower, low = bounds.lower_bound(pvalues, counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l,
                                     mass=mass_lower, alpha=alpha)
-    upper, up = bounds.upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, cap=cap,
-                                   alpha=alpha)
+    if unit == "value":
+        upper, up = bounds.upper_bound_over_laws(counts, t_hat, var_hat, n=n, p=p, q=q, laws=degraded or {},
+                                                 L=L, l=l, total=l * n, cap=n, alpha=alpha)
+    else:       # a party's items share its bits: no number of set bits bounds its items
+        upper, up = math.inf, {"upper_by_mass_balance": math.inf}
     if unit == "value" and lower > n:             # D <= n for sure: the bound keeps its level
         lower, low["lower_stderr"] = float(n), 0.0
+    lower = float(math.floor(lower + 1e-9))       # D is an integer: D >= x means D >= ⌊x⌋ too
     crossed = upper < lower                       # a bound failed, or sums the model cannot give
     upper = max(upper, lower)
     value, se, visible, visible_se, details = ESTIMATORS[method](

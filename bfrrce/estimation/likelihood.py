@@ -395,7 +395,7 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     if nll.pinned:                         # the last call was the pinned search's last grid
         occupied, occupied_var = (float(np.interp(math.log(median), grid, row)) for row in nll.occupied)
     return EqualFrequency(float(median), float(high - low) / 2, nll.dispersion, fit, occupied,
-                          math.sqrt(max(occupied_var, 0.0)) if occupied_var == occupied_var else math.nan)
+                          math.sqrt(max(occupied_var, 0.0)) if not math.isnan(occupied_var) else math.nan)
 
 
 def search_deficit(counts: np.ndarray, estimate: EqualFrequency, D: float, *, n: int, p: float,

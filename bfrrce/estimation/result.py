@@ -43,8 +43,17 @@ class Count:
         object.__setattr__(self, "interval", Interval(*self.interval))
 
 
+IDENTIFIED_RATIO = 2.0      # upper/lower at most this: D is located and value gets a ±
+
+
 def _fmt(x):
     return "∞" if math.isinf(x) else f"{x:,.0f}"
+
+
+def identified(interval: tuple[float, float]) -> bool:
+    """Whether the bounds locate D: upper <= :data:`IDENTIFIED_RATIO`·lower."""
+    lo, hi = interval
+    return lo > 0 and hi <= IDENTIFIED_RATIO * lo
 
 
 @dataclass(frozen=True)
@@ -101,10 +110,13 @@ class CardinalityEstimate:
     @property
     def status(self) -> str:
         """What ``value`` is: ``"estimate"``, ``"lower bound"`` (the point estimate fell below the
-        lower bound and was raised to it: quote the bounds) or ``"paper baseline"``."""
+        lower bound and was raised to it: quote the bounds), ``"not identified"`` (the bounds are
+        more than 2× apart: the value rests on its assumption, with no ±) or ``"paper baseline"``."""
         if self.method == "paper":
             return "paper baseline"
-        return "lower bound" if self.value == self.interval[0] else "estimate"
+        if self.value == self.interval[0]:
+            return "lower bound"
+        return "estimate" if identified(self.interval) else "not identified"
 
     @property
     def warnings(self) -> list[str]:
@@ -156,11 +168,28 @@ class CardinalityEstimate:
         curve = ", ".join(f"{_fmt(f)}: {100 * pr:.0f}%" for f, pr in self.detection.items())
         vis = self.visible
         params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
+        located = identified(self.interval) or self.method == "paper"
+        if located:
+            head = [f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
+                    (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate "
+                     "fell below it; quote the bounds)" if self.value == lo and self.method != "paper" else
+                     f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming "
+                     f"{self.assumption}")]
+        else:
+            where = self.details.get("identified_at") or {}
+            hint = " or ".join(f"{k} ≈ {v:,.3g}" for k, v in where.items() if v is not None)
+            head = [(f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the "
+                     "frequencies): the reports do not locate it closer; values held by few users are "
+                     "too rare to see at this ε, and most of the range is such values"),
+                    (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate "
+                     "fell below it; quote the bounds)" if self.value == lo else
+                     f"estimate {self.value:,.0f} [{self.method}], not a measurement (no ±: the data do "
+                     f"not support one), assuming {self.assumption}")]
+            if hint:
+                head.append(f"to locate it within {IDENTIFIED_RATIO:g}×, the advisor's model (about "
+                            f"{self.value:,.0f} values of equal frequency) needs {hint}")
         lines = [
-            f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
-            (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate fell "
-             "below it; quote the bounds)" if self.status == "lower bound" else
-             f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming {self.assumption}"),
+            *head,
             f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that a "
             f"value passes the per-value test (5% false positives), by its users: "
             f"{curve or 'none at this n'}",

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import stats
 
 from bfrrce import BFRRCE
 from bfrrce.estimation import bounds, likelihood, moments, occupancy
@@ -185,28 +185,28 @@ def test_equal_frequency_estimate_stays_inside_when_the_data_say_nothing():
         assert value < 1000 and spread > value / 2
 
 
-def test_light_values_bound_is_monotone_and_infinite_when_nothing_is_outside():
+def test_slots_bound_is_monotone_and_infinite_when_nothing_is_outside():
     L, alpha = 1024, 0.01
-    values = [bounds.light_values_upper(900, users, L, alpha) for users in (0, 50, 500, 5000)]
+    values = [bounds.values_upper_by_slots(users, 100, L, 1, alpha) for users in (0, 50, 500, 5000)]
     assert values == sorted(values) and values[0] >= 0
-    assert bounds.light_values_upper(10, 100, L, alpha) == math.inf
+    assert bounds.values_upper_by_slots(100, L, L, 2, alpha) == math.inf
 
 
-@pytest.mark.parametrize("outside, users, L", [(900, 50.0, 1024), (900, 5000.0, 1024), (60, 3.0, 128),
-                                               (4000, 2e5, 4096)])
-def test_light_values_bound_is_the_root_of_the_direct_sum(outside, users, L):
-    """The closed form of S_k against the sum Σ_m (k − δ − L·F_λ(m))⁺ term by term: L·λ⁺ is
-    at or above the direct sum's root and within 0.3% of it."""
-    alpha = 0.01
-    delta = math.sqrt(L * math.log(1 / alpha) / 2)
-
-    def direct(lam):
-        m = np.arange(0, int(lam + 40 * math.sqrt(lam) + 40))
-        return np.sum(np.maximum(outside - delta - L * stats.poisson.cdf(m, lam), 0.0)) - users
-
-    root = optimize.brentq(direct, 0.0, 10 * users / (outside - delta) + 10, xtol=1e-12, rtol=1e-12)
-    got = bounds.light_values_upper(outside, users, L, alpha)
-    assert L * root <= got <= L * root * 1.003 + 1e-5
+@pytest.mark.parametrize("D, inside, L, l", [(300, 200, 1024, 1), (3000, 400, 1024, 1), (2000, 300, 4096, 2),
+                                             (50, 10, 64, 3)])
+def test_slots_bound_holds_when_the_fullest_columns_are_inside(D, inside, L, l):
+    """The worst case of the argument: H is the ``inside`` columns holding the most value slots
+    and every slot outside holds one user. Over 400 hash draws the bound at α = 0.05 is below
+    D in at most 0.05 + 3 binomial sd of the runs."""
+    rng = np.random.default_rng(D + L)
+    alpha, runs, missed = 0.05, 400, 0
+    for _ in range(runs):
+        slots = np.zeros(L, dtype=np.int64)
+        for _ in range(l):
+            np.add.at(slots, rng.integers(0, L, D), 1)
+        outside = np.sort(slots)[:L - inside].sum()
+        missed += bounds.values_upper_by_slots(float(outside), inside, L, l, alpha) < D
+    assert missed / runs <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
 
 
 def cell_coverage(mech, make_counts, runs, seed=0):

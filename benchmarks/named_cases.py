@@ -1,0 +1,72 @@
+"""The named cases of the bounds (docs/estimation.md, "Upper bound"): medians over seeded runs.
+
+    python -m benchmarks.named_cases [--runs 10]
+
+Each run draws a new hash seed and new column sums (run s uses seed s); it prints the median
+lower/D, upper/D and value/D, and the median upper/D of four data sets at ε = 4, 8 and 10 (the
+bound must not get looser with more ε).
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+import numpy as np
+
+from bfrrce import BFRRCE, PrivacyWarning
+
+CASES = (  # name, D, users each, ε, L, l
+    ("D=1, n=10^6, eps=1, L=65536", 1, 10 ** 6, 1, 65536, 1),
+    ("D=1, n=10^6, eps=4, L=1024", 1, 10 ** 6, 4, 1024, 1),
+    ("500 x 200, eps=8, L=1024, l=1", 500, 200, 8, 1024, 1),
+    ("500 x 200, eps=8, L=1024, l=2", 500, 200, 8, 1024, 2),
+    ("200 x 5000, eps=8, L=4096, l=1", 200, 5000, 8, 4096, 1),
+    ("200 x 5000, eps=8, L=4096, l=2", 200, 5000, 8, 4096, 2),
+)
+
+
+def _zipf(n, s, rng, D=20_000):
+    w = np.arange(1, D + 1, dtype=float) ** -s
+    f = rng.multinomial(n, w / w.sum())
+    return f[f > 0]
+
+
+MONOTONE = (  # name, counts(rng), L, l
+    ("Zipf 0.8, n=10^5, L=1024", lambda rng: _zipf(10 ** 5, 0.8, rng), 1024, 1),
+    ("Zipf 1.0, n=10^5, L=4096, l=2", lambda rng: _zipf(10 ** 5, 1.0, rng), 4096, 2),
+    ("200 x 5000, L=4096", lambda rng: np.full(200, 5000), 4096, 1),
+    ("singletons, n=10^4, L=1024", lambda rng: np.ones(10 ** 4, dtype=np.int64), 1024, 1),
+)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10)
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", PrivacyWarning)
+    for name, D, f, eps, L, l in CASES:
+        out = []
+        for s in range(args.runs):
+            rng = np.random.default_rng(s)
+            mech = BFRRCE(epsilon=eps, L=L, l=l, seed=int(rng.integers(2 ** 31)))
+            est = mech.estimate(mech.simulate(np.arange(D), counts=np.full(D, f), rng=rng))
+            out.append((est.lower / D, est.upper / D, est.value / D))
+        lo, hi, value = np.median(out, axis=0)
+        print(f"{name:32} lower/D {lo:6.3f}  upper/D {hi:10.2f}  value/D {value:6.3f}")
+    for name, make, L, l in MONOTONE:
+        ratios = {}
+        for eps in (4, 8, 10):
+            ups = []
+            for s in range(args.runs):
+                rng = np.random.default_rng(s)
+                counts = make(rng)
+                mech = BFRRCE(epsilon=eps, L=L, l=l, seed=s)
+                ups.append(mech.estimate(mech.simulate(np.arange(counts.size), counts=counts, rng=rng)).upper
+                           / counts.size)
+            ratios[eps] = float(np.median(ups))
+        print(f"{name:32} median upper/D at ε = 4, 8, 10: " + ", ".join(f"{v:.2f}" for v in ratios.values()))
+
+
+if __name__ == "__main__":
+    main()
