@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from protocols.core.randomness import SEEDED_WARNING
 from protocols.errors import LDPError
 
 from .calibration import PERTURBATIONS
@@ -135,14 +136,18 @@ def _parser():
         parser.add_argument("--epsilon", type=float)
         parser.add_argument("--L", type=int, help=f"bits per filter (default {DEFAULT_L})")
         parser.add_argument("--l", type=int, help=f"hashes per value (default {DEFAULT_HASHES})")
-        parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom)")
+        parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom); "
+                            "seeded noise is replayable: privatize marks its file seeded")
     ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file")
     ag.add_argument("reports", nargs="+")
     ag.add_argument("--out", required=True, help="column-sums file to write")
+    for parser in (es, ag):
+        parser.add_argument("--allow-seeded", action="store_true",
+                            help="accept files of seeded (replayable) noise, for demonstrations and tests")
     return ap
 
 
-def _evaluate(args, out):
+def _evaluate(args, out, err):
     names = ["synthetic-1", "synthetic-2"] if args.paper else [args.dataset]
     methods = [m.strip() for m in (args.methods or ("paper,corrected" if args.paper else ",".join(METHODS))).split(",")
                if m.strip()]
@@ -230,30 +235,37 @@ def _check_fixed(args, mech):
             raise CLIError(f"{option} does not apply to a column-sums file (--aggregate)")
 
 
-def _estimate(args, out):
+def _warn_seeded(args, err):
+    if args.seed is not None:
+        print(f"bfrrce: warning: --seed: {SEEDED_WARNING}", file=err)
+
+
+def _estimate(args, out, err):
     if args.aggregate:
-        agg = load_column_sums(Path(args.file).read_bytes())
+        agg = load_column_sums(Path(args.file).read_bytes(), allow_seeded=args.allow_seeded)
         mech = agg.mechanism
         _check_fixed(args, mech)
     if args.candidates and args.method == "fill":
         raise CLIError("--candidates does not apply to --method fill (it needs no domain)")
     if not args.aggregate:                       # streamed: memory independent of the rows
         mech = _mechanism(args)
+        _warn_seeded(args, err)
         agg = file_sums(mech, args.file, args.column, rng=args.seed, reports=args.reports)
     candidates = read_values(args.candidates) if args.candidates else None
     print(mech.estimate(agg, candidates=candidates, method=args.method), file=out)
 
 
-def _privatize(args, out):
+def _privatize(args, out, err):
     check_outputs(args.out, [args.file])
     mech = _mechanism(args)
+    _warn_seeded(args, err)
     n = privatize_file(mech, args.file, args.out, args.column, rng=args.seed)
     print(f"wrote {n:,} reports ({mech!r}) to {args.out}", file=out)
 
 
-def _aggregate(args, out):
+def _aggregate(args, out, err):
     check_outputs(args.out, args.reports)
-    agg = aggregate_files(args.reports, progress=True)
+    agg = aggregate_files(args.reports, progress=True, allow_seeded=args.allow_seeded)
     write_atomic(args.out, dump_column_sums(agg))
     print(f"wrote column sums of {agg.n:,} reports from {len(agg.batches)} batch(es) to {args.out}",
           file=out)
@@ -265,7 +277,7 @@ def main(argv=None, out=None, err=None):
     try:
         args = _parser().parse_args(argv)
         {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,
-         "aggregate": _aggregate}[args.command](args, out)
+         "aggregate": _aggregate}[args.command](args, out, err)
     except FAILURES as exc:
         print("bfrrce: error: " + (" ".join(str(exc).split()) or type(exc).__name__), file=err)
         return 2

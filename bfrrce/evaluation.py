@@ -42,6 +42,7 @@ from scipy import stats
 
 from protocols.errors import LDPValueError, PrivacyWarning
 from protocols.core.perturbation import simulate_column_sums
+from protocols.core.randomness import simulating
 
 from .advice import suggest_parameters
 from .bloom import memoize
@@ -218,7 +219,8 @@ def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, pap
                     if t_users is not None:
                         agg = ColumnSums(mech, simulate_column_sums(t_users, n, mech.p, mech.q, rng), n)
                     else:
-                        agg = mech.aggregate(mech.privatize(values, rng=rng))
+                        with simulating():
+                            agg = mech.aggregate(mech.privatize(values, rng=rng), label=False)
                     e = _estimate(mech, agg, method, data, threshold)
                     est[t], (lower[t], upper[t]) = e.value, e.interval
                     if bar is not None:

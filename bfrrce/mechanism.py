@@ -22,6 +22,7 @@ from protocols.core.perturbation import bit_vector_distribution, count_columns, 
 
 from .calibration import budget
 from .bloom import BloomFilter
+from .identity import BatchDigest, check_repeats
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
 
@@ -279,7 +280,7 @@ class BFRRCE(Mechanism):
         """
         return bits.check_packed(reports, self.L)
 
-    def aggregate(self, reports: ArrayLike) -> ColumnSums:
+    def aggregate(self, reports: ArrayLike, *, label: bool = True) -> ColumnSums:
         """Column sums c_j (reports with bit j set) of a batch of packed reports.
 
         Parameters
@@ -287,28 +288,40 @@ class BFRRCE(Mechanism):
         reports : array_like
             Packed reports, validated by :meth:`check_reports` and never modified.
 
+        label : bool
+            Label the sums with the reports' content identifier (:mod:`bfrrce.identity`, about
+            3 µs a report) and refuse duplicated reports; False (simulations whose sums are
+            never merged with others) skips both.
+
         Returns
         -------
         ColumnSums
-            The L column sums and n = len(reports).
+            The L column sums and n = len(reports), labelled with the batch's identifier: the
+            same reports read from a file are then refused as already counted.
 
         Raises
         ------
         LDPTypeError, IncompatibleError
-            As :meth:`check_reports`.
+            As :meth:`check_reports`; duplicated reports (:func:`bfrrce.identity.check_repeats`).
         """
-        reports = self.check_reports(reports)
-        return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
+        return self.aggregate_batches([reports], label=label)
 
-    def aggregate_batches(self, batches: Iterable[ArrayLike]) -> ColumnSums:
+    def aggregate_batches(self, batches: Iterable[ArrayLike], *, label: bool = True,
+                          seeded: bool = False) -> ColumnSums:
         """Column sums of an iterable of report batches (file chunks) with one running counter.
 
-        Memory is one batch plus O(L), whatever the number of batches.
+        Memory is one batch plus O(L), whatever the number of batches (and, with ``label``, 8
+        bytes a report for the duplicate check). The chunks form one batch: its identifier is
+        that of all their rows (:mod:`bfrrce.identity`).
 
         Parameters
         ----------
         batches : iterable of array_like
             Packed report batches, each validated as :meth:`check_reports` and not kept.
+        label : bool
+            As :meth:`aggregate`.
+        seeded : bool
+            The reports were privatized with a seeded generator (recorded in the sums).
 
         Returns
         -------
@@ -318,11 +331,24 @@ class BFRRCE(Mechanism):
         Raises
         ------
         LDPTypeError, IncompatibleError
-            A batch refused by :meth:`check_reports`.
+            A batch refused by :meth:`check_reports`; duplicated reports.
         LDPValueError
             More than 2**53 reports in all.
         """
-        return ColumnSums(self, *count_columns(batches, self.L))
+        if not label:
+            return ColumnSums(self, *count_columns(batches, self.L), seeded=seeded)
+        digest = BatchDigest(self.L)
+
+        def digested():
+            for reports in batches:
+                reports = self.check_reports(reports)
+                digest.add(reports)
+                yield reports
+        counts, n = count_columns(digested(), self.L)
+        if not n:
+            return ColumnSums(self, counts, 0, seeded=seeded)
+        check_repeats(self, digest)
+        return ColumnSums(self, counts, n, frozenset([digest.identifier()]), seeded)
 
     def empty_aggregate(self) -> ColumnSums:
         """The column sums of no reports.

@@ -29,7 +29,7 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import ArrayLike
 
-from protocols.core.randomness import RNG
+from protocols.core.randomness import RNG, simulating
 from protocols.core.registry import register
 from protocols.core.validation import check_int, check_probability, check_values
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
@@ -336,7 +336,8 @@ class Mechanism(abc.ABC):
             What :meth:`aggregate` would return on the users' reports (same law).
         """
         values, counts = user_counts(values, counts)
-        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
+        with simulating():
+            return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
 
     @abc.abstractmethod
     def estimate(self, aggregate: Any) -> Any:

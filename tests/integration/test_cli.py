@@ -68,13 +68,18 @@ def test_privatize_aggregate_estimate_pipeline(tmp_path):
         code, out, err = run(["privatize", str(data), "--column", "value", "--epsilon", "8",
                               "--L", "64", "--seed", str(part), "--out", str(path)])
         assert code == 0, err
+        assert "warning: --seed: seeded client noise" in err
         reports.append(str(path))
     sums = tmp_path / "sums.bfr"
     code, out, err = run(["aggregate", *reports, "--out", str(sums)])
+    assert code == 2 and "seeded" in err and "--allow-seeded" in err
+    code, out, err = run(["aggregate", *reports, "--out", str(sums), "--allow-seeded"])
     assert code == 0 and "8,000 reports from 2 batch(es)" in out
     code, out, err = run(["estimate", str(sums), "--aggregate"])
+    assert code == 2 and "seeded" in err
+    code, out, err = run(["estimate", str(sums), "--aggregate", "--allow-seeded"])
     assert code == 0 and "n=8000" in out and "L=64" in out
-    code, out, err = run(["aggregate", reports[0], reports[0], "--out", str(sums)])
+    code, out, err = run(["aggregate", reports[0], reports[0], "--out", str(sums), "--allow-seeded"])
     assert code == 2 and "already counted" in err
     code, out, err = run(["estimate", str(data), "--aggregate"])
     assert code == 2 and "not a BFRRCE file" in err
