@@ -18,6 +18,7 @@ from protocols.core.validation import check_int, check_probability
 from protocols.core.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
+from protocols.core.hashing import distinct_keys
 from protocols.core.perturbation import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
 
 from .calibration import budget
@@ -393,7 +394,7 @@ class BFRRCE(Mechanism):
         """
         values = check_value_batch(values)
         if counts is None:
-            values, counts = np.unique(np.asarray(values), return_counts=True)
+            values, counts = distinct_keys(values)
         values, counts = user_counts(values, counts)
         if counts.sum(dtype=float) > MAX_REPORTS:          # float: the int64 sum could wrap
             raise LDPValueError(f"at most 2**53 users can be simulated, got {counts.sum(dtype=float):.4g}")

@@ -153,6 +153,15 @@ def user_counts(values: ArrayLike, counts: ArrayLike | None = None) -> tuple[Arr
     return values, c.astype(np.int64)
 
 
+def _lossless(values):
+    """``values`` as an array without numpy's text conversion of mixed lists (ints and str
+    become text, trailing NULs of bytes are dropped): such lists stay Python objects."""
+    if isinstance(values, np.ndarray):
+        return values
+    arr = np.asarray(values)
+    return np.fromiter(values, dtype=object, count=len(values)) if arr.dtype.kind in "USO" else arr
+
+
 @dataclass(frozen=True)
 class Estimate:
     """An estimate with its standard error and confidence interval (arrays for frequency oracles).
@@ -337,7 +346,7 @@ class Mechanism(abc.ABC):
         """
         values, counts = user_counts(values, counts)
         with simulating():
-            return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
+            return self.aggregate(self.privatize(np.repeat(_lossless(values), counts), rng))
 
     @abc.abstractmethod
     def estimate(self, aggregate: Any) -> Any:

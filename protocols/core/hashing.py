@@ -107,6 +107,62 @@ def canonical_key(value: bytes | str | int) -> bytes:
     raise LDPTypeError(f"keys must be bytes, str or integers, got {type(value).__name__}: {value!r}")
 
 
+def as_keys(values) -> np.ndarray:
+    """A batch of keys as a 1-D array that keeps every key's canonical bytes (the one
+    conversion every path uses before indexing keys: privatize, simulate, candidates, CMS/HCMS
+    clients and server, RAPPOR).
+
+    ``numpy.asarray`` of a list turns ints mixed with str into text and drops trailing NULs of
+    bytes; here a list of integers becomes int64 and any other list an object array of the
+    values themselves. Arrays are returned as they are, after the refusals below.
+
+    Raises
+    ------
+    LDPTypeError
+        A masked array (masked entries are not users), or an array of floats, complex numbers,
+        booleans, datetimes or timedeltas (their integer view would make 1 s, 1 ms and 1 one
+        key: pass text or integers in an explicit unit), or more than one dimension.
+    """
+    if isinstance(values, np.ndarray):
+        check_key_dtype(values)
+        if values.ndim != 1:
+            raise LDPTypeError(f"keys must be one-dimensional, got shape {values.shape}")
+        return values
+    seq = list(values)
+    if seq and all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in seq):
+        try:
+            return np.array([int(v) for v in seq], dtype=np.int64)
+        except OverflowError:
+            raise LDPValueError("integer keys must fit in 64 bits") from None
+    return np.fromiter(seq, dtype=object, count=len(seq))
+
+
+def distinct_keys(values) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys of a batch (one representative each, equal canonical bytes being one
+    key) and how many times each occurs: (keys, int64 counts)."""
+    keys = as_keys(values)
+    if keys.dtype != object:
+        return np.unique(keys, return_counts=True)
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(canonical_key(v), i) for i, v in enumerate(keys)),
+                        dtype=np.intp, count=len(keys))
+    first = np.fromiter(index.values(), dtype=np.intp, count=len(index))
+    order = np.unique(codes, return_inverse=True)[1]
+    return keys[first], np.bincount(order, minlength=len(first)).astype(np.int64)
+
+
+def check_key_dtype(arr: np.ndarray) -> None:
+    """Refuse arrays whose dtype has no canonical key (:func:`as_keys`)."""
+    if isinstance(arr, np.ma.MaskedArray):
+        raise LDPTypeError("keys must not be a masked array (masked entries would count as users): "
+                           "pass values.compressed()")
+    if arr.dtype == bool or arr.dtype.kind in "fcmM":
+        what = {"m": "timedeltas", "M": "datetimes"}.get(arr.dtype.kind, f"dtype {arr.dtype}")
+        raise LDPTypeError(f"keys must be bytes, str or integers, got {what}"
+                           + (" (convert them to text or to integers in an explicit unit)"
+                              if arr.dtype.kind in "mM" else ""))
+
+
 def key_matrix(values: ArrayLike) -> np.ndarray | None:
     """Canonical keys as a uint8 matrix when they all have the same width.
 
@@ -128,6 +184,8 @@ def key_matrix(values: ArrayLike) -> np.ndarray | None:
         Integers outside the signed 64-bit range.
     """
     arr = values if isinstance(values, np.ndarray) else None
+    if arr is not None:
+        check_key_dtype(arr)
     if arr is None:
         seq = list(values)
         if seq and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in seq):

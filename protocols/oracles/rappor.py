@@ -38,7 +38,7 @@ from protocols.core.validation import check_int, check_probability
 from protocols.core.calibration import log_ratio
 from protocols.core.base import RNG, FrequencyOracle, SupportCounts
 from protocols.errors import LDPTypeError, LDPValueError
-from protocols.core.hashing import hash_keys, murmur3_fixed
+from protocols.core.hashing import as_keys, hash_keys, murmur3_fixed
 from protocols.core.randomness import randomized_response_packed, source
 from protocols.core.perturbation import bit_vector_distribution, check_grouped_reports, debias_counts, grouped_column_sums
 
@@ -279,11 +279,11 @@ class RAPPOR(FrequencyOracle):
             int64 (n, num_hashes) in [0, num_bits).
         """
         cohorts = np.asarray(cohorts, dtype=np.int64)
-        values = np.asarray(values) if not isinstance(values, list) else values
+        values = as_keys(values)
         out = np.empty((len(cohorts), self.num_hashes), dtype=np.int64)
         for c in np.unique(cohorts):
             rows = np.flatnonzero(cohorts == c)
-            subset = values[rows] if isinstance(values, np.ndarray) else [values[i] for i in rows]
+            subset = values[rows]
             seeds = int(c) * self.num_hashes + np.arange(self.num_hashes)
             out[rows] = hash_keys(subset, seeds) % np.uint32(self.num_bits)
         return out
