@@ -26,7 +26,8 @@ from protocols.errors import LDPError
 
 from .calibration import PERTURBATIONS
 from .datasets import load as load_dataset
-from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
+from .evaluation import (LEGEND, METHODS, THRESHOLDS, check_evaluation_outputs, evaluate, figure_name,
+                         format_table, write_outputs)
 from .io.atomic import check_outputs, write_atomic
 from .io.formats import dump_column_sums, load_column_sums
 from .io.pipeline import file_sums, privatize_file
@@ -170,6 +171,10 @@ def _evaluate(args, out, err):
         options.update(args.synthetic)
     fixed = {key: value for key, value in (("L", args.L), ("l", args.l), ("perturbation", args.perturbation))
              if value is not None}
+    figure = "aare-paper.png" if args.paper else figure_name(names[0])
+    inputs = [p for p in (args.dataset, args.bitcoin_path) if p and Path(p).exists()]
+    if args.out:
+        check_evaluation_outputs(args.out, figure, args.html, inputs)
     rows, notes = [], []
     start = time.perf_counter()
     for name in names:
@@ -208,8 +213,7 @@ def _evaluate(args, out, err):
     print(LEGEND, file=out)
     print(f"wall time {elapsed:.1f} s", file=out)
     if args.out:
-        figure = "aare-paper.png" if args.paper else f"aare-{names[0]}.png"
-        written = write_outputs(rows, args.out, title, notes, args.html, figure)
+        written = write_outputs(rows, args.out, title, notes, args.html, figure, inputs)
         for path in written:
             print(f"wrote {path}", file=out)
         if not any(str(path).endswith(".png") for path in written):

@@ -33,6 +33,7 @@ import html
 import io
 import json
 import math
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ from protocols.core.randomness import simulating
 from .advice import suggest_parameters
 from .bloom import memoize
 from .estimation import estimate_cardinality
-from .io.atomic import write_atomic
+from .io.atomic import check_outputs, write_atomic
 from .io.stream import progress_bar
 from .mechanism import BFRRCE
 from .sums import ColumnSums
@@ -336,11 +337,33 @@ def plot(rows, path, title):
     return True
 
 
-def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"):
+def figure_name(dataset: str) -> str:
+    """``aare-NAME.png`` for a dataset name or path: its file name with every character other
+    than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(dataset)).name).strip("._") or "dataset"
+    return f"aare-{name}.png"
+
+
+def check_evaluation_outputs(out, figure, html_page=False, inputs=()):
+    """Refuse, before anything runs or is written, outputs of :func:`write_outputs` that are
+    inputs, links, special or read-only files, and a figure name that is not a file name."""
+    if Path(figure).name != figure:
+        raise LDPValueError(f"figure must be a file name, got {figure!r}")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise LDPValueError(f"--out {str(out)!r} is not a folder")
+    if Path(out).is_dir():
+        for name in ("results.csv", "results.json", figure) + (("report.html",) if html_page else ()):
+            check_outputs(Path(out) / name, inputs)
+
+
+def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png", inputs=()):
     """results.csv, results.json, the figure ``figure`` (with matplotlib) and, with
     ``html_page``, report.html (tables and figure embedded) in folder ``out``; returns the paths.
-    Every file is written atomically (:func:`bfrrce.io.atomic.write_atomic`)."""
+    Every file is written atomically (:func:`bfrrce.io.atomic.write_atomic`), and every
+    destination is checked first (:func:`bfrrce.io.atomic.check_outputs`: not one of
+    ``inputs``, a writable regular file or absent), so a refusal writes nothing."""
     out = Path(out)
+    check_evaluation_outputs(out, figure, html_page, inputs)
     out.mkdir(parents=True, exist_ok=True)
     table = io.StringIO(newline="")
     writer = csv.DictWriter(table, fieldnames=COLUMNS)
