@@ -29,7 +29,8 @@ from .datasets import load as load_dataset
 from .evaluation import (LEGEND, METHODS, THRESHOLDS, check_evaluation_outputs, evaluate, figure_name,
                          format_table, write_outputs)
 from .io.atomic import check_outputs, write_atomic
-from .io.formats import dump_column_sums, load_column_sums
+from .io import values as value_files
+from .io.formats import dump_column_sums, read_column_sums_file
 from .io.pipeline import file_sums, privatize_file
 from .io.stream import aggregate_files
 from .io.values import read_values
@@ -37,7 +38,8 @@ from .mechanism import BFRRCE
 
 
 DEFAULT_L, DEFAULT_HASHES = 1024, 1
-FAILURES = (LDPError, ValueError, OSError, EOFError, csv.Error, zlib.error)  # ValueError: numpy, argparse
+FAILURES = (LDPError, ValueError, OSError, EOFError, csv.Error, zlib.error,  # ValueError: numpy, argparse
+            MemoryError)
 
 
 class CLIError(LDPError):
@@ -137,6 +139,9 @@ def _parser():
         parser.add_argument("--epsilon", type=float)
         parser.add_argument("--L", type=int, help=f"bits per filter (default {DEFAULT_L})")
         parser.add_argument("--l", type=int, help=f"hashes per value (default {DEFAULT_HASHES})")
+        parser.add_argument("--max-value", type=int, default=value_files.DEFAULT_MAX_VALUE,
+                            help="longest value, line, cell or header read, in bytes "
+                                 f"(default {value_files.DEFAULT_MAX_VALUE:,})")
         parser.add_argument("--seed", type=int, help="seed for a reproducible simulation (default: a ChaCha20 stream keyed from os.urandom); "
                             "seeded noise is replayable: privatize marks its file seeded")
     ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file")
@@ -246,7 +251,7 @@ def _warn_seeded(args, err):
 
 def _estimate(args, out, err):
     if args.aggregate:
-        agg = load_column_sums(Path(args.file).read_bytes(), allow_seeded=args.allow_seeded)
+        agg = read_column_sums_file(args.file, allow_seeded=args.allow_seeded)
         mech = agg.mechanism
         _check_fixed(args, mech)
     if args.candidates and args.method == "fill":
@@ -280,6 +285,9 @@ def main(argv=None, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     try:
         args = _parser().parse_args(argv)
+        value_files.MAX_VALUE_BYTES = getattr(args, "max_value", value_files.DEFAULT_MAX_VALUE)
+        if value_files.MAX_VALUE_BYTES < 1:
+            raise CLIError(f"--max-value must be >= 1, got {value_files.MAX_VALUE_BYTES}")
         {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,
          "aggregate": _aggregate}[args.command](args, out, err)
     except FAILURES as exc:

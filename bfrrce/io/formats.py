@@ -70,6 +70,7 @@ from protocols.errors import (FormatError, IncompatibleError, LDPError, LDPTypeE
 from ..identity import BatchDigest, DuplicateReportsError, check_repeats
 from ..mechanism import BFRRCE
 from ..sums import ColumnSums, check_batch
+from .values import check_input
 
 MAGIC = b"BFRRCE\x00\x01"
 VERSION = 2
@@ -340,7 +341,7 @@ class ReportSource:
             self.chunks = _parquet_chunks(path, mechanism, column, chunk_rows)
             return
         chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
-        fh = open(path, "rb")
+        fh = open(check_input(path), "rb")
         try:
             self.mechanism, n, self.stated, self.seeded, crc = _read_report_header(fh, mechanism, self.path)
         except BaseException:
@@ -467,6 +468,19 @@ def load_column_sums(data: bytes, mechanism: BFRRCE | None = None, allow_seeded:
                           frozenset(batches), header["seeded"])
     except LDPError as exc:
         raise FormatError(f"bad column sums: {exc}") from None
+
+
+MAX_SUMS_BYTES = 27 + MAX_HEADER + 8 * (1 << 24)     # the largest valid column-sums file
+
+
+def read_column_sums_file(path, mechanism: BFRRCE | None = None, allow_seeded: bool = False) -> ColumnSums:
+    """:func:`load_column_sums` of a file, refused before reading unless it is a regular file
+    of at most ``MAX_SUMS_BYTES`` (so /dev/zero, a FIFO or a huge sparse file costs nothing)."""
+    path = check_input(path)
+    size = path.stat().st_size
+    if size > MAX_SUMS_BYTES:
+        raise FormatError(f"{path}: {size:,} bytes, more than any column-sums file ({MAX_SUMS_BYTES:,})")
+    return load_column_sums(path.read_bytes(), mechanism, allow_seeded)
 
 
 def dump_reports(mech: BFRRCE, reports: np.ndarray, seeded: bool = False) -> bytes:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import csv
 import gzip
 import itertools
+import os
+import stat
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +33,8 @@ import numpy as np
 from protocols.errors import InputError
 from protocols.core.hashing import dictionary_encode
 
+DEFAULT_MAX_VALUE = 1 << 24  # the longest value, line, cell or header read (16 MiB; CLI --max-value)
+MAX_VALUE_BYTES = DEFAULT_MAX_VALUE
 CHUNK_ROWS = 1 << 17        # rows per chunk (Parquet record batches, stdlib readers: ~12 MB of str)
 _CSV_BLOCK = 1 << 22        # bytes of CSV lines parsed at a time: 2, 4 and 8 MiB take the same CPU
                             # time; 4 MiB keeps estimate FILE's peak RSS near 225 MB (8 MiB: 270)
@@ -80,11 +84,36 @@ def _kind(path: Path) -> str:
     return path.with_suffix("").suffix if path.suffix == ".gz" else path.suffix
 
 
-def _check_file(path) -> Path:
+def check_input(path) -> Path:
+    """``path`` as a Path, refused (:class:`InputError`) unless it names an existing regular
+    file: a FIFO would block and a device such as /dev/zero never ends."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise InputError(f"a file name must be a str or a path, got {type(path).__name__}: {path!r:.80}")
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise InputError(f"{path} cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path} is not a regular file (a FIFO, a device or a folder): "
+                         "copy the data to a file first")
     return path
+
+
+_check_file = check_input
+
+
+def _bounded_lines(fh):
+    """The lines of a text file, each refused beyond ``MAX_VALUE_BYTES`` characters before it
+    is held whole (a long line of a decompressed file included)."""
+    limit = MAX_VALUE_BYTES
+    while line := fh.readline(limit + 1):
+        if len(line) > limit and not line.endswith(("\n", "\r")):
+            raise InputError(f"{getattr(fh, 'name', 'input')}: a line longer than {limit:,} characters "
+                             "(the value size limit, --max-value)")
+        yield line
 
 
 def _open_text(path):
@@ -101,13 +130,13 @@ def _batched(values, size):
 # -- raw chunks: a pyarrow string/binary array or a list of str, empty cells removed -----------
 def _text_chunks(path, chunk_rows):
     with _open_text(path) as fh:
-        yield from _batched((line.rstrip("\r\n") for line in fh if line.strip()), chunk_rows)
+        yield from _batched((line.rstrip("\r\n") for line in _bounded_lines(fh) if line.strip()), chunk_rows)
 
 
 def _stdlib_csv_chunks(path, column, chunk_rows, delimiter):
-    csv.field_size_limit(max(csv.field_size_limit(), 2 ** 31 - 1))   # no limit on a cell's length
+    csv.field_size_limit(MAX_VALUE_BYTES)
     with _open_text(path) as fh:
-        reader = csv.reader(fh, delimiter=delimiter)
+        reader = csv.reader(_bounded_lines(fh), delimiter=delimiter)
         j = next(reader).index(column)
         yield from _batched((row[j] for row in reader if len(row) > j and row[j]), chunk_rows)
 
@@ -121,9 +150,15 @@ def _line_blocks(fh, size):
     while True:
         block = fh.read(size)
         if not block:
+            if len(rest) > MAX_VALUE_BYTES:
+                raise InputError(f"a CSV row longer than {MAX_VALUE_BYTES:,} bytes (an unclosed quote, "
+                                 "or a value beyond the size limit, --max-value)")
             if rest:
                 yield rest, rest.count(b'"')
             return
+        if len(rest) > MAX_VALUE_BYTES:
+            raise InputError(f"a CSV row longer than {MAX_VALUE_BYTES:,} bytes (an unclosed quote, or "
+                             "a value beyond the size limit, --max-value)")
         data = rest + block if rest else block
         cut = data.rfind(b"\n") + 1
         quotes = data.count(b'"', 0, cut) if data.find(b'"', 0, cut) >= 0 else 0   # find: memchr
@@ -149,7 +184,11 @@ def _parse_block(arrow, block, quotes, names, delimiter, convert):
             raise
         table = pcsv.read_csv(buffer, pcsv.ReadOptions(column_names=names, block_size=len(block) + 1),
                               parse, convert)
-    return table.column(0).combine_chunks()
+    column = table.column(0).combine_chunks()
+    if len(column) and (pc_max := arrow[1].max(arrow[1].binary_length(column)).as_py() or 0) > MAX_VALUE_BYTES:
+        raise InputError(f"a CSV value of {pc_max:,} bytes, longer than the size limit {MAX_VALUE_BYTES:,} "
+                         "(--max-value)")
+    return column
 
 
 def _arrow_csv_chunks(arrow, path, column, delimiter, names):
@@ -160,7 +199,7 @@ def _arrow_csv_chunks(arrow, path, column, delimiter, names):
     convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
     with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh, \
             ThreadPoolExecutor(1) as parser:
-        fh.readline()                      # the header, parsed by _first_line_names
+        fh.readline(MAX_VALUE_BYTES + 1)   # the header, parsed (and bounded) by _first_line_names
         pending = None
         for block, quotes in _line_blocks(fh, _CSV_BLOCK):
             parsed = parser.submit(_parse_block, arrow, block, quotes, names, delimiter, convert)
@@ -173,7 +212,7 @@ def _arrow_csv_chunks(arrow, path, column, delimiter, names):
 
 def _first_line_names(path, delimiter):
     with _open_text(path) as fh:
-        return next(csv.reader(fh, delimiter=delimiter), [])
+        return next(csv.reader(_bounded_lines(fh), delimiter=delimiter), [])
 
 
 def _parquet_chunks(arrow, path, column, chunk_rows):

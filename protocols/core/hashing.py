@@ -212,6 +212,9 @@ def key_matrix(values: ArrayLike) -> np.ndarray | None:
     return None
 
 
+_LONG_KEY = 1024          # bytes from which a rare key length is hashed by mmh3 key by key
+
+
 def _check_seeds(seeds):
     seeds = [int(s) for s in np.atleast_1d(seeds)]
     for s in seeds:
@@ -250,7 +253,8 @@ def hash_keys(values: ArrayLike, seeds: ArrayLike) -> np.ndarray:
         return np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
     if isinstance(values, np.ndarray) and values.dtype.kind in "US":
         raw, lengths = _string_bytes(values.ravel())
-        return _hash_grouped(lambda rows, width: raw[rows, :width], lengths, seeds)
+        return _hash_grouped(lambda rows, width: raw[rows, :width], lengths, seeds,
+                             lambda row, width: raw[row, :width].tobytes())
     values = values.tolist() if isinstance(values, np.ndarray) else list(values)
     if len(values) < _FEW_KEYS:            # numpy's per-call overhead exceeds mmh3's per-key cost
         keys = [canonical_key(v) for v in values]
@@ -307,7 +311,8 @@ def hash_buffer(data, offsets, seeds):
     offsets = np.asarray(offsets, dtype=np.int64)
     starts = offsets[:-1]
     return _hash_grouped(lambda rows, width: data[starts[rows, None] + np.arange(width)],
-                         np.diff(offsets), seeds)
+                         np.diff(offsets), seeds,
+                         lambda row, width: data[starts[row]:starts[row] + width].tobytes())
 
 
 def _string_bytes(arr):
@@ -329,11 +334,18 @@ def _string_bytes(arr):
     return raw, np.char.str_len(arr).astype(np.int64)
 
 
-def _hash_grouped(matrix_of, lengths, seeds):
-    """Hash variable-length keys with one vectorised pass per key length."""
+def _hash_grouped(matrix_of, lengths, seeds, row_bytes):
+    """Hash variable-length keys with one vectorised pass per key length; a length held by few
+    keys that are long (fewer keys than 4-byte blocks / 16) is hashed key by key by mmh3, in
+    linear time and without a matrix of indices."""
     out = np.empty((lengths.size, len(seeds)), dtype=np.uint32)
     for width in np.unique(lengths):
         rows = np.flatnonzero(lengths == width)
+        if width >= _LONG_KEY and 64 * len(rows) < width:
+            for row in rows:
+                key = row_bytes(int(row), int(width))
+                out[row] = [mmh3.hash(key, s, signed=False) for s in seeds]
+            continue
         matrix = matrix_of(rows, int(width))
         out[rows] = np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
     return out
