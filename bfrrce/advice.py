@@ -48,7 +48,7 @@ import numpy as np
 from scipy import special, stats
 
 from protocols.core.validation import check_epsilon, check_int
-from protocols.errors import LDPValueError
+from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.perturbation import count_variance, simulate_column_sums
 
 from .calibration import PERTURBATIONS
@@ -289,6 +289,8 @@ def suggest_parameters(n: int, epsilon: float, cardinality_range: tuple, candida
     """
     n = check_int(n, "n", 1)
     epsilon = check_epsilon(epsilon)
+    if not isinstance(cardinality_range, (tuple, list)) or len(cardinality_range) != 2:
+        raise LDPTypeError(f"cardinality_range must be (low, high), got {cardinality_range!r}")
     lo, hi = (check_int(c, "cardinality_range", 1, n) for c in cardinality_range)
     if lo > hi:
         raise LDPValueError(f"cardinality_range must be (low, high) with low <= high, got {cardinality_range}")

@@ -74,6 +74,8 @@ def _options(text):
                 break
             except ValueError:
                 pass
+        if isinstance(options[key.strip()], float) and not math.isfinite(options[key.strip()]):
+            raise argparse.ArgumentTypeError(f"{key.strip()} must be a finite number, got {value.strip()!r}")
     return options
 
 
@@ -155,6 +157,8 @@ def _parser():
 
 def _evaluate(args, out, err):
     names = ["synthetic-1", "synthetic-2"] if args.paper else [args.dataset]
+    if args.methods is not None and not args.methods.strip(", "):
+        raise CLIError("--methods is empty: name at least one of " + ", ".join(METHODS))
     methods = [m.strip() for m in (args.methods or ("paper,corrected" if args.paper else ",".join(METHODS))).split(",")
                if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
@@ -242,6 +246,8 @@ def _check_fixed(args, mech):
     for option, given in (("--column", args.column), ("--seed", args.seed)):
         if given is not None:
             raise CLIError(f"{option} does not apply to a column-sums file (--aggregate)")
+    if args.reports:
+        raise CLIError("--reports does not apply to a column-sums file (--aggregate): its reports are counted")
 
 
 def _warn_seeded(args, err):

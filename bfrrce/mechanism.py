@@ -18,7 +18,7 @@ from protocols.core.validation import check_int, check_probability
 from protocols.core.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
-from protocols.core.hashing import distinct_keys
+from protocols.core.hashing import deduplicate, distinct_keys
 from protocols.core.perturbation import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
 
 from .calibration import budget
@@ -499,6 +499,8 @@ class BFRRCE(Mechanism):
             ``n`` not an integer in [1, 2**53], or a level that is not a number in (0, 1).
         """
         n = check_int(n, "n", 1, MAX_REPORTS)
+        if isinstance(levels, (int, float, np.number)):
+            raise LDPTypeError(f"levels must be a sequence of probabilities, got {levels!r} (write ({levels!r},))")
         levels = tuple(check_probability(level, "level") for level in levels)
         return detection_limit(n, self.p, self.q, self.l, levels)
 
@@ -547,8 +549,7 @@ class BFRRCE(Mechanism):
         """
         if method not in METHODS:
             raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
-        if not 0 < alpha < 1:
-            raise LDPValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        alpha, confidence = check_probability(alpha, "alpha"), check_probability(confidence, "confidence")
         if method == "auto":
             method = "fill" if candidates is None else "corrected"
         agg = self.check_aggregate(aggregate)
@@ -556,7 +557,7 @@ class BFRRCE(Mechanism):
         options = {}
         if method != "fill":
             if candidates is not None:
-                candidates = check_value_batch(candidates, "candidates")
+                candidates = deduplicate(check_value_batch(candidates, "candidates"))
             if candidates is None or len(candidates) == 0:
                 raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
             positions = self.bloom.positions(candidates)

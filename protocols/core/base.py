@@ -148,6 +148,8 @@ def user_counts(values: ArrayLike, counts: ArrayLike | None = None) -> tuple[Arr
     c = np.asarray(counts)
     if c.dtype == bool or not np.issubdtype(c.dtype, np.integer):
         raise LDPTypeError(f"counts must be integers, got dtype {c.dtype}")
+    if c.dtype == np.uint64 and c.size and c.max() > np.iinfo(np.int64).max:
+        raise LDPValueError(f"counts must be below 2**63, got {int(c.max())}")
     if c.shape != (len(values),) or (c < 0).any():
         raise LDPValueError(f"counts must be one non-negative integer per value, got shape {c.shape}")
     return values, c.astype(np.int64)

@@ -11,12 +11,13 @@ Arrow stores strings); a batch of fewer than 64 keys goes through ``mmh3``, fast
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import mmh3
 import numpy as np
 from numpy.typing import ArrayLike
 
-from protocols.errors import LDPTypeError, LDPValueError
+from protocols.errors import LDPTypeError, LDPValueError, caller_level
 
 _FEW_KEYS = 64
 _C1 = np.uint32(0xCC9E2D51)
@@ -98,7 +99,11 @@ def canonical_key(value: bytes | str | int) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
-        return value.encode("utf-8")
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise LDPValueError(f"str key {value[:40]!r} is not valid Unicode text ({exc.reason}: "
+                                "a lone surrogate has no UTF-8 bytes)") from None
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         try:
             return int(value).to_bytes(8, "little", signed=True)
@@ -123,6 +128,9 @@ def as_keys(values) -> np.ndarray:
         booleans, datetimes or timedeltas (their integer view would make 1 s, 1 ms and 1 one
         key: pass text or integers in an explicit unit), or more than one dimension.
     """
+    if isinstance(values, (str, bytes, set, frozenset, dict)) or not hasattr(values, "__len__"):
+        raise LDPTypeError(f"keys must be a sequence (list, tuple, 1-D array), got {type(values).__name__}: "
+                           f"{values!r:.80} (one str or bytes key: wrap it as [key])")
     if isinstance(values, np.ndarray):
         check_key_dtype(values)
         if values.ndim != 1:
@@ -149,6 +157,25 @@ def distinct_keys(values) -> tuple[np.ndarray, np.ndarray]:
     first = np.fromiter(index.values(), dtype=np.intp, count=len(index))
     order = np.unique(codes, return_inverse=True)[1]
     return keys[first], np.bincount(order, minlength=len(first)).astype(np.int64)
+
+
+def deduplicate(values, name: str = "candidates") -> np.ndarray:
+    """``values`` (:func:`as_keys`) with each canonical key once, in first-occurrence order; a
+    ``UserWarning`` says how many repeats were dropped (a candidate listed twice would otherwise
+    be counted twice by the methods that sum over candidates)."""
+    keys = as_keys(values)
+    if keys.dtype == object:
+        index: dict = {}
+        for i, v in enumerate(keys):
+            index.setdefault(canonical_key(v), i)
+        first = np.fromiter(index.values(), dtype=np.intp, count=len(index))
+    else:
+        first = np.sort(np.unique(keys, return_index=True)[1])
+    if len(first) < len(keys):
+        warnings.warn(f"{len(keys) - len(first)} duplicated {name} ignored: each value counts once",
+                      UserWarning, stacklevel=caller_level())
+        return keys[first]
+    return keys
 
 
 def check_key_dtype(arr: np.ndarray) -> None:
@@ -329,7 +356,11 @@ def _string_bytes(arr):
             nonzero = raw != 0
             last = raw.shape[1] - np.argmax(nonzero[:, ::-1], axis=1)
             return raw, np.where(nonzero.any(axis=1), last, 0).astype(np.int64)
-        arr = np.char.encode(arr, "utf-8")
+        try:
+            arr = np.char.encode(arr, "utf-8")
+        except UnicodeEncodeError as exc:
+            raise LDPValueError(f"str keys must be valid Unicode text ({exc.reason}: a lone surrogate "
+                                "has no UTF-8 bytes)") from None
     raw = arr.view(np.uint8).reshape(arr.size, arr.dtype.itemsize)
     return raw, np.char.str_len(arr).astype(np.int64)
 

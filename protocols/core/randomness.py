@@ -27,7 +27,6 @@ import functools
 import math
 import numbers
 import os
-import sys
 import warnings
 from contextlib import contextmanager
 from fractions import Fraction
@@ -37,7 +36,7 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 from protocols.bits import packing as bits
-from protocols.errors import LDPTypeError, LDPValueError, PrivacyWarning
+from protocols.errors import LDPTypeError, LDPValueError, PrivacyWarning, caller_level
 
 _ZEROS = memoryview(bytes(1 << 20))     # reused: fresh zero pages would cost page faults
 
@@ -112,20 +111,8 @@ def source(rng: RNG = None) -> Source:
     if isinstance(rng, SystemRandom):
         return rng
     src = rng if isinstance(rng, np.random.Generator) else generator(rng)
-    warnings.warn(SEEDED_WARNING, PrivacyWarning, stacklevel=_caller_level())
+    warnings.warn(SEEDED_WARNING, PrivacyWarning, stacklevel=caller_level())
     return src
-
-
-_PACKAGES = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                               name) + os.sep for name in ("protocols", "bfrrce"))
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside this project's packages (the user's call)."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGES):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 @contextmanager

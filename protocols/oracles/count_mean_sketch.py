@@ -145,7 +145,7 @@ class _CountMeanSketch(FrequencyOracle):
         return rows, self.row_columns(keys, rows)
 
     def _keys(self, keys):
-        keys = np.arange(self.d) if keys is None else keys
+        keys = np.arange(self.d) if keys is None else as_keys(keys)
         if len(keys) == 0:
             raise LDPValueError("no keys given")
         return keys

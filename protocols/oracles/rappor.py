@@ -38,7 +38,7 @@ from protocols.core.validation import check_int, check_probability
 from protocols.core.calibration import log_ratio
 from protocols.core.base import RNG, FrequencyOracle, SupportCounts
 from protocols.errors import LDPTypeError, LDPValueError
-from protocols.core.hashing import as_keys, hash_keys, murmur3_fixed
+from protocols.core.hashing import as_keys, deduplicate, hash_keys, murmur3_fixed
 from protocols.core.randomness import randomized_response_packed, source
 from protocols.core.perturbation import bit_vector_distribution, check_grouped_reports, debias_counts, grouped_column_sums
 
@@ -510,7 +510,7 @@ class RAPPOR(FrequencyOracle):
         fit = {"lasso": self._fit_lasso, "nnls": self._fit_nnls}.get(method)
         if fit is None:
             raise LDPValueError(f"method must be 'lasso' or 'nnls', got {method!r}")
-        candidates = list(candidates)
+        candidates = list(deduplicate(candidates))
         agg = self.check_aggregate(aggregate)
         sizes = agg.counts[:, -1]
         keep = np.repeat(sizes > 0, self.num_bits)
