@@ -39,6 +39,7 @@ from protocols.core.calibration import log_ratio
 from protocols.core.base import RNG, FrequencyOracle, SupportCounts
 from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.hashing import as_keys, deduplicate, hash_keys, murmur3_fixed
+from protocols.core.memo import mechanism_word
 from protocols.core.randomness import randomized_response_packed, source
 from protocols.core.perturbation import bit_vector_distribution, check_grouped_reports, debias_counts, grouped_column_sums
 
@@ -292,8 +293,9 @@ class RAPPOR(FrequencyOracle):
         """B' for each user: a deterministic function of (secret, value), with the f/2, f/2, 1 − f law."""
         n = len(secrets)
         value_hash = hash_keys(values, [0x7A3]).astype(np.uint64)[:, 0]
-        keys = np.stack([np.asarray(secrets, dtype=np.uint64), value_hash], axis=1).astype("<u8")
-        key_bytes = keys.view(np.uint8).reshape(n, 16)
+        word = np.full(n, mechanism_word(self), dtype=np.int64).astype(np.uint64)
+        keys = np.stack([np.asarray(secrets, dtype=np.uint64), value_hash, word], axis=1).astype("<u8")
+        key_bytes = keys.view(np.uint8).reshape(n, 24)
         u = np.stack([murmur3_fixed(key_bytes, j) for j in range(self.num_bits)], axis=1)
         u = u.astype(np.float64) * 2.0 ** -32   # uniform on a 2^-32 grid
         filt = np.zeros((n, self.num_bits), dtype=bool)
