@@ -21,6 +21,7 @@ Theorem 2). Mechanisms override ``_support`` (reports → C) and set ``p_star``,
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -164,6 +165,29 @@ def _lossless(values):
     return np.fromiter(values, dtype=object, count=len(values)) if arr.dtype.kind in "USO" else arr
 
 
+def _charging(privatize):
+    """``privatize`` that also takes ``accountant=`` (a :class:`protocols.accountant.PrivacyAccountant`),
+    ``users=`` (one id per value: the ledger is per user) and ``keys=`` (memo keys; default, for
+    a memoized mechanism given ``secrets=``, its :meth:`memo_keys`), and charges the accountant
+    before any report is produced: over budget, :class:`protocols.accountant.BudgetExceeded`
+    is raised and nothing is produced or charged."""
+    @functools.wraps(privatize)
+    def charged(self, values, *args, accountant=None, users=None, keys=None, **kwargs):
+        if accountant is None:
+            if users is not None or keys is not None:
+                raise LDPTypeError("users= and keys= go with accountant=")
+            return privatize(self, values, *args, **kwargs)
+        if users is None:
+            raise LDPTypeError("accountant= needs users=: one user id per value (the ledger is per user)")
+        if keys is None and kwargs.get("secrets") is not None and hasattr(self, "memo_keys"):
+            keys = self.memo_keys(values, kwargs["secrets"])
+        if keys is None and kwargs.get("secrets") is not None and hasattr(self, "epsilon_permanent"):
+            keys = values                      # RAPPOR: the memo key is the value
+        accountant.spend(users, self, keys)
+        return privatize(self, values, *args, **kwargs)
+    return charged
+
+
 @dataclass(frozen=True)
 class Estimate:
     """An estimate with its standard error and confidence interval (arrays for frequency oracles).
@@ -237,6 +261,8 @@ class Mechanism(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         register(cls)
+        if "privatize" in cls.__dict__ and not getattr(cls.__dict__["privatize"], "__isabstractmethod__", False):
+            cls.privatize = _charging(cls.__dict__["privatize"])
 
     @abc.abstractmethod
     def privatize(self, values: ArrayLike, rng: RNG = None) -> Any:
