@@ -32,8 +32,9 @@ from .io.atomic import check_outputs, write_atomic
 from .io import values as value_files
 from .io.formats import dump_column_sums, read_column_sums_file
 from .io.pipeline import file_sums, privatize_file
-from .io.stream import aggregate_files
+from .io.stream import Screen, aggregate_files
 from .io.values import read_values
+from .manipulation import robust_interval
 from .mechanism import BFRRCE
 
 
@@ -129,6 +130,9 @@ def _parser():
                     help="FILE is a column-sums file written by 'aggregate' (parameters come from it)")
     es.add_argument("--candidates", help="file of candidate values, one per line")
     es.add_argument("--method", default="auto", choices=("auto", "paper", "corrected", "fill"))
+    es.add_argument("--max-fake", type=float,
+                    help="also print the interval valid whatever up to this fraction of the reports, "
+                         "if fake, sent (docs/manipulation.md)")
     es.add_argument("--reports", action="store_true",
                     help="privatize every row (secure randomness unless --seed) and count the "
                          "reports; default: draw the column sums from their exact law given the rows' "
@@ -149,6 +153,10 @@ def _parser():
     ag = sub.add_parser("aggregate", help="sum report files (streamed) into one column-sums file")
     ag.add_argument("reports", nargs="+")
     ag.add_argument("--out", required=True, help="column-sums file to write")
+    ag.add_argument("--screen", action="store_true",
+                    help="drop reports of implausible weight while streaming and say how many (bfrrce.poisoning)")
+    ag.add_argument("--screen-alpha", type=float, default=1e-3,
+                    help="largest probability that the screen drops an honest report (default 0.001)")
     for parser in (es, ag):
         parser.add_argument("--allow-seeded", action="store_true",
                             help="accept files of seeded (replayable) noise, for demonstrations and tests")
@@ -268,6 +276,8 @@ def _estimate(args, out, err):
         agg = file_sums(mech, args.file, args.column, rng=args.seed, reports=args.reports)
     candidates = read_values(args.candidates) if args.candidates else None
     print(mech.estimate(agg, candidates=candidates, method=args.method), file=out)
+    if args.max_fake is not None:
+        print(robust_interval(mech, agg, args.max_fake, candidates=candidates, method=args.method), file=out)
 
 
 def _privatize(args, out, err):
@@ -280,8 +290,11 @@ def _privatize(args, out, err):
 
 def _aggregate(args, out, err):
     check_outputs(args.out, args.reports)
-    agg = aggregate_files(args.reports, progress=True, allow_seeded=args.allow_seeded)
+    screen = Screen(args.screen_alpha) if args.screen else None
+    agg = aggregate_files(args.reports, progress=True, allow_seeded=args.allow_seeded, screen=screen)
     write_atomic(args.out, dump_column_sums(agg))
+    if screen is not None:
+        print(screen, file=out)
     print(f"wrote column sums of {agg.n:,} reports from {len(agg.batches)} batch(es) to {args.out}",
           file=out)
 

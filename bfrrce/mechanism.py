@@ -308,7 +308,7 @@ class BFRRCE(Mechanism):
         return self.aggregate_batches([reports], label=label)
 
     def aggregate_batches(self, batches: Iterable[ArrayLike], *, label: bool = True,
-                          seeded: bool = False) -> ColumnSums:
+                          seeded: bool = False, screen=None) -> ColumnSums:
         """Column sums of an iterable of report batches (file chunks) with one running counter.
 
         Memory is one batch plus O(L), whatever the number of batches (and, with ``label``, 8
@@ -323,6 +323,10 @@ class BFRRCE(Mechanism):
             As :meth:`aggregate`.
         seeded : bool
             The reports were privatized with a seeded generator (recorded in the sums).
+        screen : callable, optional
+            reports → boolean mask of the reports to count (a defence, e.g.
+            :func:`bfrrce.poisoning.plausible_weight`); the identifier is still that of every
+            row, so a screened file and the same file unscreened are one batch.
 
         Returns
         -------
@@ -344,9 +348,9 @@ class BFRRCE(Mechanism):
             for reports in batches:
                 reports = self.check_reports(reports)
                 digest.add(reports)
-                yield reports
+                yield reports if screen is None else reports[screen(reports)]
         counts, n = count_columns(digested(), self.L)
-        if not n:
+        if not digest.n:
             return ColumnSums(self, counts, 0, seeded=seeded)
         check_repeats(self, digest)
         return ColumnSums(self, counts, n, frozenset([digest.identifier()]), seeded)

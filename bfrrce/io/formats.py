@@ -355,7 +355,7 @@ class ReportSource:
 
 
 def read_report_sums(path, mechanism=None, chunk_rows=1 << 16, column="report",
-                     allow_seeded=False) -> ColumnSums:
+                     allow_seeded=False, screen=None) -> ColumnSums:
     """Column sums of one report file, streamed, labelled with the identifier of its rows.
 
     Raises
@@ -371,7 +371,9 @@ def read_report_sums(path, mechanism=None, chunk_rows=1 << 16, column="report",
     src = ReportSource(path, mechanism, chunk_rows, column)
     check_seeded(src.seeded, allow_seeded, src.path)
     try:
-        sums = src.mechanism.aggregate_batches(src.chunks, seeded=src.seeded)
+        sums = src.mechanism.aggregate_batches(
+            src.chunks, seeded=src.seeded,
+            screen=None if screen is None else (lambda reports: screen(src.mechanism, reports)))
     except DuplicateReportsError as exc:
         raise FormatError(f"{src.path}: {exc}") from None
     if src.stated is not None and sums.n and src.stated not in sums.batches:

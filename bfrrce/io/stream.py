@@ -14,12 +14,34 @@ from collections.abc import Iterable
 from protocols.errors import LDPValueError
 
 from ..mechanism import BFRRCE
+from ..poisoning import plausible_weight, weight_bounds
 from ..sums import ColumnSums
 from .formats import read_report_sums
 
 
+class Screen:
+    """The weight screen of :func:`bfrrce.poisoning.plausible_weight` applied chunk by chunk
+    (bounded memory), counting what it removes: ``removed`` of ``seen`` reports, whose weight
+    lay outside ``bounds`` (an honest report is removed with probability at most ``alpha``)."""
+
+    def __init__(self, alpha: float = 1e-3):
+        self.alpha, self.seen, self.removed, self.bounds = alpha, 0, 0, None
+
+    def __call__(self, mech, reports):
+        keep = plausible_weight(mech, reports, self.alpha)
+        self.bounds = weight_bounds(mech, self.alpha)
+        self.seen += len(reports)
+        self.removed += int((~keep).sum())
+        return keep
+
+    def __str__(self):
+        lo, hi = self.bounds or (0, 0)
+        return (f"screen: removed {self.removed:,} of {self.seen:,} reports whose weight lay outside "
+                f"[{lo}, {hi}] (an honest report is removed with probability <= {self.alpha:g})")
+
+
 def aggregate_file(path, mechanism: BFRRCE | None = None, chunk_rows: int = 1 << 16,
-                   column: str = "report", allow_seeded: bool = False) -> ColumnSums:
+                   column: str = "report", allow_seeded: bool = False, screen: Screen | None = None) -> ColumnSums:
     """Column sums of one report file, labelled with the identifier of its rows.
 
     Parameters
@@ -34,6 +56,8 @@ def aggregate_file(path, mechanism: BFRRCE | None = None, chunk_rows: int = 1 <<
         Parquet column of packed reports.
     allow_seeded : bool
         Accept a file of seeded noise (refused by default).
+    screen : Screen, optional
+        Count only the reports it keeps (it records what it removed).
 
     Returns
     -------
@@ -46,7 +70,7 @@ def aggregate_file(path, mechanism: BFRRCE | None = None, chunk_rows: int = 1 <<
         A damaged or edited file, other parameters, duplicated reports, a seeded file
         (:class:`bfrrce.io.formats.SeededError`), or a file without reports.
     """
-    total = read_report_sums(path, mechanism, chunk_rows, column, allow_seeded)
+    total = read_report_sums(path, mechanism, chunk_rows, column, allow_seeded, screen)
     if not total.n:
         raise LDPValueError(f"{path}: no reports")
     return total
@@ -62,7 +86,7 @@ def progress_bar(total: int, unit: str):
 
 
 def aggregate_files(paths: Iterable, mechanism: BFRRCE | None = None, chunk_rows: int = 1 << 16,
-                    progress: bool = False, allow_seeded: bool = False) -> ColumnSums:
+                    progress: bool = False, allow_seeded: bool = False, screen: Screen | None = None) -> ColumnSums:
     """Column sums of many report files, merged (a batch read twice is refused).
 
     Raises
@@ -78,7 +102,7 @@ def aggregate_files(paths: Iterable, mechanism: BFRRCE | None = None, chunk_rows
     bar = progress_bar(len(paths), "file") if progress else None
     total = None
     for path in paths:
-        part = aggregate_file(path, mechanism, chunk_rows, allow_seeded=allow_seeded)
+        part = aggregate_file(path, mechanism, chunk_rows, allow_seeded=allow_seeded, screen=screen)
         mechanism = mechanism or part.mechanism
         total = part if total is None else total.merge(part)
         if bar is not None:
