@@ -471,9 +471,12 @@ class RAPPOR(FrequencyOracle):
         method : {"lasso", "nnls"}
             ``"lasso"`` (as published: Erlingsson, Pihur, Korolova 2014, Section 5; Fanti, Pihur,
             Erlingsson 2016): y_cj = t̂_cj / N_c, the estimated share of cohort c's users with bit j,
-            is regressed on X (:meth:`design_matrix`) and an intercept; the positive Lasso path
-            selects at most ``max_selected`` candidates (default min(500, ⌊0.8·rows⌋), as RAPPOR's
-            analysis code), then ordinary least squares on the intercept and the selected columns
+            is regressed on X (:meth:`design_matrix`) and an intercept; the positive Lasso path on
+            the even cohorts selects at most ``max_selected`` candidates (default min(500,
+            ⌊0.8·rows⌋), as RAPPOR's analysis code), then ordinary least squares on the odd cohorts
+            (sample splitting: the cohorts' reports are independent, so the p-values are valid for
+            the candidates selected; with one cohort both steps use it) on the intercept and the
+            selected columns
             gives the shares β, standard errors σ̂·sqrt(diag (X_SᵀX_S)⁻¹) with σ̂² = RSS/(rows − |S| − 1),
             and one-sided p-values Pr[t_dof ≥ β/se]. The (unpenalized) intercept is our addition:
             values outside the candidate list set bits uniformly at random, and without it their
@@ -530,8 +533,15 @@ class RAPPOR(FrequencyOracle):
         limit = (min(500, int(0.8 * rows)) if max_selected is None
                  else check_int(max_selected, "max_selected", 1))
         counts, stderr, p_values = np.zeros(M), np.full(M, np.inf), np.ones(M)
-        selected = lasso_select(X - X.mean(axis=0), y - y.mean(), limit)   # unpenalized intercept
-        beta, se, p = ols_fit(np.column_stack([np.ones(rows), X[:, selected]]), y)
+        cohort = np.repeat(np.arange(self.num_cohorts), self.num_bits)[keep]
+        choose = cohort % 2 == 0 if self.num_cohorts >= 2 and len(np.unique(cohort % 2)) == 2 \
+            else np.ones(rows, dtype=bool)
+        fit = ~choose if not choose.all() else choose
+        Xs, ys = X[choose], y[choose]
+        selected = lasso_select(Xs - Xs.mean(axis=0), ys - ys.mean(), min(limit, max(1, int(0.8 * len(ys)))))
+        if not len(selected):
+            return counts, stderr, p_values
+        beta, se, p = ols_fit(np.column_stack([np.ones(int(fit.sum())), X[fit][:, selected]]), y[fit])
         counts[selected], stderr[selected], p_values[selected] = agg.n * beta[1:], agg.n * se[1:], p[1:]
         return counts, stderr, p_values
 
