@@ -9,11 +9,13 @@ the fakes sent, each adds 0 or 1 to every column sum, so the honest sums are
 The debiased count t̂_j = (c_j − n q)/(p − q) of the honest reports is lowest when the k fakes
 were all ones (c − k, N − k: t̂ falls by k(1 − q)/(p − q), more as k grows) and highest when
 they were all zeros (c, N − k: t̂ rises by k q/(p − q)), so k = m at both ends. Every estimator
-of the package reads the column sums through t̂ and is non-decreasing in it, so the interval
+of the package reads the column sums through t̂; where it is non-decreasing in t̂ the interval
 [lower bound at the all-ones extreme, upper bound at the all-zeros extreme] holds the honest
-interval whatever the fakes sent: it covers the truth with the estimator's confidence whenever
-at most β·N reports are fake. It is kept apart from :mod:`bfrrce.estimation.bounds` so that any
-bound of the package can be widened this way.
+interval whatever the fakes sent. The bounds are not monotone everywhere (sums below the noise
+floor, as the all-ones extreme makes at large ε, can give a lower bound above the truth:
+benchmarks/poisoning.py), so the interval returned is the hull of the intervals at both
+extremes and at the sums as counted. It is kept apart from :mod:`bfrrce.estimation.bounds` so
+that any bound of the package can be widened this way; its coverage is measured, not proven.
 """
 
 from __future__ import annotations
@@ -56,9 +58,11 @@ class RobustInterval:
 
 def honest_extremes(agg: ColumnSums, fakes: int) -> tuple[ColumnSums, ColumnSums]:
     """The honest column sums at the two extremes (module docstring): (all-ones fakes removed,
-    all-zeros fakes removed)."""
+    each column kept at or above the null mean ⌊n_h q⌋ when it was there: below it the bounds
+    are not monotone; all-zeros fakes removed)."""
     n_h = agg.n - fakes
-    low = np.clip(agg.counts - fakes, 0, n_h)
+    floor = np.minimum(agg.counts, math.floor(n_h * agg.mechanism.q))     # no lower than the null mean
+    low = np.clip(np.maximum(agg.counts - fakes, floor), 0, n_h)
     high = np.minimum(agg.counts, n_h)
     return ColumnSums(agg.mechanism, low, n_h), ColumnSums(agg.mechanism, high, n_h)
 
@@ -93,5 +97,7 @@ def robust_interval(mech, agg: ColumnSums, max_fake_fraction: float, **options) 
     if agg.n - fakes < 1:
         raise LDPValueError(f"no honest report left with {fakes} fakes among {agg.n}")
     low_sums, high_sums = honest_extremes(agg, fakes)
-    low, high = mech.estimate(low_sums, **options), mech.estimate(high_sums, **options)
-    return RobustInterval(float(low.interval[0]), float(high.interval[1]), fakes, low, high)
+    ests = [mech.estimate(sums, **options) for sums in (low_sums, high_sums, agg)]
+    lower = min(float(e.interval[0]) for e in ests)
+    upper = max(float(e.interval[1]) for e in ests)
+    return RobustInterval(lower, upper, fakes, ests[0], ests[1])
