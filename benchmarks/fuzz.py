@@ -21,6 +21,12 @@ crash
     Any other exception, by type (MemoryError included).
 
 The run passes when the last two are zero.
+
+``--mode cli`` runs the command line (``aggregate`` on mutated report files, ``estimate
+--aggregate`` on mutated sums files) and counts exit 0, exit 2 with one error line, and any
+traceback or multi-line error; ``--mode csv`` writes random RFC 4180 files (CR, LF and CRLF
+endings; quotes, delimiters and line breaks in values and headers) and compares the pyarrow
+reader with the ``csv.reader`` fallback. Both pass when their "tracebacks and differences" is 0.
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ def seeds(rng):
                 np.zeros((0, (mech.L + 7) // 8), dtype=np.uint8)
             out.append(("reports", dump_reports(mech, reports)))
             agg = mech.aggregate(reports)
-            out.append(("sums", dump_column_sums(agg.as_batch(os.urandom(16).hex()) if n else agg)))
+            out.append(("sums", dump_column_sums(agg)))
     return out
 
 
@@ -156,14 +162,14 @@ def read(kind, data, folder):
     or 'crash: <exception type>'."""
     try:
         if kind == "sums":
-            redump = dump_column_sums(load_column_sums(data))
+            redump = dump_column_sums(load_column_sums(data, allow_seeded=True))
         else:
-            mech, reports, batch = load_reports(data)
-            redump = dump_reports(mech, reports, batch=batch)
+            mech, reports, batch = load_reports(data, allow_seeded=True)
+            redump = dump_reports(mech, reports, seeded=json.loads(_split(data)[1]).get("seeded", False))
             path = os.path.join(folder, "case.bfr")
             with open(path, "wb") as fh:
                 fh.write(data)
-            rows = sum(len(chunk) for _, _, chunk in iter_report_chunks(path, chunk_rows=7))
+            rows = sum(len(chunk) for _, chunk in iter_report_chunks(path, chunk_rows=7, allow_seeded=True))
             if rows != len(reports):
                 return "accepted, INVALID"
     except FormatError:
@@ -196,10 +202,10 @@ def self_check(folder):
     assert read(kind, damaged, folder) == "refused"
     honest, parsed = load_column_sums, load_column_sums(valid)
 
-    def exhausted(data):
+    def exhausted(data, **_):
         raise MemoryError
     try:
-        load_column_sums = lambda data: parsed                          # noqa: E731 - accepts anything
+        load_column_sums = lambda data, **_: parsed                     # noqa: E731 - accepts anything
         assert read(kind, damaged, folder) == "accepted, INVALID"
         load_column_sums = exhausted
         assert read(kind, valid, folder) == "crash: MemoryError"
@@ -207,11 +213,86 @@ def self_check(folder):
         load_column_sums = honest
 
 
+def run_cli(cases, seed=0):
+    """The CLI on mutated report and sums files: Counter of outcomes 'exit 0', 'exit 2 (one line)',
+    or 'TRACEBACK: <type>' (any exception escaping ``bfrrce.cli.main``, or a multi-line error)."""
+    import io
+
+    from bfrrce.cli import main as cli
+    rng = np.random.default_rng(seed)
+    valid = seeds(rng)
+    counts = collections.Counter()
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(cases):
+            kind, data = valid[rng.integers(len(valid))]
+            _, mutated = mutate(data, rng)
+            path = os.path.join(folder, "case.bfr")
+            with open(path, "wb") as fh:
+                fh.write(mutated)
+            argv = (["aggregate", path, "--out", os.path.join(folder, "s.bfr"), "--allow-seeded"] if kind == "reports"
+                    else ["estimate", path, "--aggregate", "--allow-seeded"])
+            out, err = io.StringIO(), io.StringIO()
+            try:
+                code = cli(argv, out=out, err=err)
+            except BaseException as exc:              # noqa: BLE001 - counting every escape
+                counts[f"TRACEBACK: {type(exc).__name__}"] += 1
+                continue
+            lines = err.getvalue().strip().splitlines()
+            counts["exit 0" if code == 0 else "exit 2 (one line)" if code == 2 and len(lines) == 1
+                   else f"TRACEBACK: exit {code}, {len(lines)} lines"] += 1
+    return counts
+
+
+def reader_differential(cases, seed=0):
+    """pyarrow and csv.reader on random RFC 4180 files (CR, LF, CRLF; quotes, delimiters and
+    line breaks in values and headers): Counter of 'same' and 'DIFFERENT'."""
+    import csv
+    import io
+
+    from bfrrce.io import values
+    rng = np.random.default_rng(seed)
+    alphabet = ["a", "b", ",", '"', "\n", "\r", " ", "é", "x" * 30, ""]
+    counts = collections.Counter()
+    with tempfile.TemporaryDirectory() as folder:
+        for case in range(cases):
+            text = io.StringIO(newline="")
+            writer = csv.writer(text, lineterminator=["\n", "\r", "\r\n"][case % 3])
+            header = ["".join(rng.choice(alphabet[:8], 2)) or "h", "w"]
+            writer.writerow(header)
+            writer.writerows([["".join(rng.choice(alphabet, rng.integers(0, 4))) or "z", "y"]
+                              for _ in range(int(rng.integers(1, 30)))])
+            path = os.path.join(folder, "c.csv")
+            with open(path, "wb") as fh:
+                fh.write(text.getvalue().encode())
+            results = []
+            for arrow in (values._arrow, lambda: None):
+                original, values._arrow = values._arrow, arrow
+                try:
+                    results.append(values.read_values(path, header[0]))
+                except values.InputError as exc:
+                    results.append(f"InputError {str(exc).split(':')[0]}")
+                finally:
+                    values._arrow = original
+            counts["same" if results[0] == results[1] or all(isinstance(r, str) for r in results)
+                   else "DIFFERENT"] += 1
+    return counts
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--mode", choices=("reader", "cli", "csv"), default="reader",
+                    help="reader: the binary readers on mutated files; cli: the command line on them "
+                         "(no traceback, one error line); csv: pyarrow against csv.reader")
     args = ap.parse_args(argv)
+    if args.mode != "reader":
+        counts = (run_cli if args.mode == "cli" else reader_differential)(args.cases, args.seed)
+        print(f"{args.cases:,} cases, seed {args.seed}, mode {args.mode}: "
+              + ", ".join(f"{o} {k:,}" for o, k in sorted(counts.items())))
+        bad = sum(k for o, k in counts.items() if o.startswith(("TRACEBACK", "DIFFERENT")))
+        print(f"tracebacks and differences: {bad}")
+        return counts
     with tempfile.TemporaryDirectory() as folder:
         self_check(folder)
     print("classifier self-check passed (an accept-anything reader and a crash are both seen)")

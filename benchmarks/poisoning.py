@@ -12,14 +12,19 @@ every report privatized). Fake users (1% and 5% of n, so m = 100 or 500) send, p
   honest-w     the same w chosen columns, w the honest mean weight (passes the weight screen);
   max-w        the same hi chosen columns, hi the largest weight the weight screen accepts;
   spread-max   hi columns drawn at random for each fake (maximal accepted weight, no two fakes
-               alike: no co-occurrence to see).
+               alike: no co-occurrence to see);
+  honest-free  the honest mean weight on columns no honest value uses, drawn for each fake
+               (issue 23: raises the estimate with no screen or alarm firing).
 
 Columns: the bound m·max(q, 1 − q)/(p − q) on how far fakes move any debiased column count t̂_j
 (docs/manipulation.md) and the largest shift measured (no defence, mean over trials); the mean
 fill estimate (truth 122) with no defence, the weight screen (``screen_reports``), the
 co-occurrence screen (``screen_concentrated``) and both; and, for both defences together, the
 share of fake and of honest reports removed, and the share of trials in which the total
-weight of the reports both defences kept is flagged (``weight_excess``: detection only).
+weight of the reports both defences kept is flagged (``weight_excess``: detection only); the
+share of trials in which the batch of all reports is refused for repeated rows (``dup alarm``,
+:mod:`bfrrce.identity`); and the coverage of the truth by the plain fill interval and by the
+robust interval of :mod:`bfrrce.manipulation` at β = the true fraction of fakes (no defence).
 Optimized perturbation, L = 1024, l = 1.
 """
 
@@ -28,6 +33,10 @@ import argparse
 import numpy as np
 
 from bfrrce import BFRRCE
+from bfrrce.identity import DuplicateReportsError
+from bfrrce.manipulation import robust_interval
+from protocols.bits import packing as bits
+from protocols.core.randomness import simulating
 from bfrrce.poisoning import (ATTACKS, concentrated_fakes, fake_reports, plausible_weight, report_weights, shift_bound,
                               weight_bounds, weight_excess)
 
@@ -43,6 +52,23 @@ def kept_mask(mech, reports, defence, alpha):
         inner, _ = concentrated_fakes(mech, reports[keep], alpha=alpha, report_alpha=alpha)
         keep[np.flatnonzero(keep)[~inner]] = False
     return keep
+
+
+def free_column_fakes(mech, values, count, weight, rng):
+    """``count`` fakes of ``weight`` ones each on random columns that no value of ``values`` uses."""
+    free = np.setdiff1d(np.arange(mech.L), mech.bloom.positions(np.unique(values)).ravel())
+    ones = np.zeros((count, mech.L), dtype=np.uint8)
+    for i in range(count):
+        ones[i, rng.choice(free, min(weight, free.size), replace=False)] = 1
+    return bits.pack(ones)
+
+
+def duplicated(mech, reports):
+    try:
+        mech.aggregate(reports)
+    except DuplicateReportsError:
+        return True
+    return False
 
 
 def honest_values(n, D, rng):
@@ -61,33 +87,45 @@ def main(argv=None):
     print(f"n = {n:,}, D = {D}, L = 1024, l = 1, alpha = {args.alpha}, {args.trials} trials; "
           "mean fill estimate (truth 122)")
     print(f"{'eps':>4} {'attack':10} {'fake':>5} {'t^ bound':>9} {'t^ shift':>9} "
-          + " ".join(f"{d:>12}" for d in DEFENCES) + f" {'fake removed':>13} {'honest removed':>15} {'weight alarm':>13}")
+          + " ".join(f"{d:>12}" for d in DEFENCES) + f" {'fake removed':>13} {'honest removed':>15} {'weight alarm':>13}"
+          + f" {'dup alarm':>10} {'plain cover':>12} {'robust cover':>13}")
     for eps in map(float, args.epsilons.split(",")):
         mech = BFRRCE(epsilon=eps, L=1024)
         _, hi = weight_bounds(mech, args.alpha)
-        for kind in ("none",) + ATTACKS:
+        for kind in ("none",) + ATTACKS + ("honest-free",):
             for share in ((0.0,) if kind == "none" else tuple(map(float, args.shares.split(",")))):
                 m = int(round(share * n))
                 est = {d: [] for d in DEFENCES}
-                shift, fake_out, honest_out, alarms = [], 0, 0, 0
+                shift, fake_out, honest_out, alarms, dups, plain_cover, robust_cover = [], 0, 0, 0, 0, 0, 0
                 for t in range(args.trials):
                     rng = np.random.default_rng([int(eps), t])
-                    honest = mech.privatize(honest_values(n, D, rng), rng=rng)
-                    fakes = fake_reports(kind, m, mech.L, report_weights(honest).mean(), hi, rng) \
-                        if m else np.zeros((0, honest.shape[1]), dtype=np.uint8)
+                    values = honest_values(n, D, rng)
+                    with simulating():
+                        honest = mech.privatize(values, rng=rng)
+                    weight = report_weights(honest).mean()
+                    fakes = (np.zeros((0, honest.shape[1]), dtype=np.uint8) if not m else
+                             free_column_fakes(mech, values, m, int(round(weight)), rng) if kind == "honest-free"
+                             else fake_reports(kind, m, mech.L, weight, hi, rng))
                     reports = np.concatenate([honest, fakes])
-                    clean, attacked = mech.debias(mech.aggregate(honest)), mech.debias(mech.aggregate(reports))
+                    total = mech.aggregate(reports, label=False)
+                    clean, attacked = mech.debias(mech.aggregate(honest, label=False)), mech.debias(total)
+                    dups += duplicated(mech, reports)
+                    lo, up = mech.estimate(total).interval
+                    plain_cover += lo <= D <= up
+                    robust = robust_interval(mech, total, m / len(reports))
+                    robust_cover += robust.lower <= D <= robust.upper
                     shift.append(np.abs(attacked.t_hat - clean.t_hat).max())
                     for d in DEFENCES:
                         keep = kept_mask(mech, reports, d, args.alpha)
-                        est[d].append(mech.estimate(mech.aggregate(reports[keep])).value)
+                        est[d].append(mech.estimate(mech.aggregate(reports[keep], label=False)).value)
                     alarms += weight_excess(mech, reports[keep], args.alpha)[1]
                     fake_out += m - int(keep[n:].sum())             # keep: both defences
                     honest_out += n - int(keep[:n].sum())
                 removed = f"{fake_out / (m * args.trials):13.1%}" if m else f"{'—':>13}"
                 print(f"{eps:4g} {kind:10} {share:5.0%} {shift_bound(mech, m):9.0f} {np.mean(shift):9.0f} "
                       + " ".join(f"{np.mean(est[d]):12.1f}" for d in DEFENCES)
-                      + f" {removed} {honest_out / (n * args.trials):15.3%} {alarms / args.trials:13.0%}")
+                      + f" {removed} {honest_out / (n * args.trials):15.3%} {alarms / args.trials:13.0%}"
+                      + f" {dups / args.trials:10.0%} {plain_cover / args.trials:12.0%} {robust_cover / args.trials:13.0%}")
 
 
 if __name__ == "__main__":

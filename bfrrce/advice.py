@@ -56,7 +56,7 @@ import numpy as np
 
 from protocols.core.lazy import special, stats
 from protocols.core.validation import check_epsilon, check_int
-from protocols.errors import LDPValueError
+from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.perturbation import count_variance, simulate_column_sums
 from protocols.shuffle import largest_local_epsilon
 
@@ -335,7 +335,10 @@ def suggest_parameters(n: int, epsilon: float | None = None, cardinality_range: 
         epsilon = largest_local_epsilon(central_epsilon, n, delta)
         shuffled = {"central_epsilon": float(central_epsilon), "delta": float(delta), "epsilon0": epsilon}
     epsilon = check_epsilon(epsilon)
-    lo, hi = (check_int(c, "cardinality_range", 1, n) for c in (cardinality_range or (1, n)))
+    cardinality_range = (1, n) if cardinality_range is None else cardinality_range
+    if not isinstance(cardinality_range, (tuple, list)) or len(cardinality_range) != 2:
+        raise LDPTypeError(f"cardinality_range must be (low, high), got {cardinality_range!r}")
+    lo, hi = (check_int(c, "cardinality_range", 1, n) for c in cardinality_range)
     if lo > hi:
         raise LDPValueError(f"cardinality_range must be (low, high) with low <= high, got {cardinality_range}")
     if objective not in OBJECTIVES:

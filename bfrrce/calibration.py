@@ -202,6 +202,9 @@ def budget(epsilon: float | None, per_bit_epsilon: float | None, l: int, perturb
         perturbation = perturbation or "optimized"
         p, q = flip_probabilities(given, l, perturbation, unit)
     if not (0.0 < q < p < 1.0):
+        if 0.0 < q and p <= q:
+            raise LDPValueError(f"epsilon={given!r} is too small: p and q round to the same float64, "
+                                "so the reports carry no information")
         raise LDPValueError(f"epsilon={given!r} is too large: the flip probabilities round to 0 "
                             f"or 1 in float64 (p={p!r}, q={q!r})")
     if per_bit_epsilon is None:

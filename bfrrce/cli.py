@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from protocols.core.randomness import SEEDED_WARNING
 from protocols.errors import LDPError
 
 from . import manual
@@ -39,19 +40,23 @@ from ._version import __version__
 from .advice import suggest_parameters
 from .calibration import PERTURBATIONS
 from .datasets import load as load_dataset
-from .evaluation import LEGEND, METHODS, THRESHOLDS, evaluate, format_table, write_outputs
+from .evaluation import (LEGEND, METHODS, THRESHOLDS, check_evaluation_outputs, evaluate, figure_name,
+                         format_table, write_outputs)
 from .io.atomic import check_outputs, write_atomic
-from .io.formats import COLUMN_SUMS, REPORTS, SUPPORT_COUNTS, dump_column_sums, dump_reports, load_column_sums
+from .io.formats import COLUMN_SUMS, REPORTS, SUPPORT_COUNTS, dump_column_sums, dump_reports, read_column_sums_file
 from .io.pipeline import file_sums, privatize_file
-from .io.stream import aggregate_files, progress_bar
+from .io.stream import Screen, aggregate_files, progress_bar
 from .io.survey import Survey, bfrrce_kind, check_path, columns, survey
+from .io import values as value_files
 from .io.values import read_values
+from .manipulation import robust_interval
 from .mechanism import BFRRCE
 from .sets import SetSketch
 
 MIN_L = 16                      # the advisor's smallest filter (bfrrce.advice)
 JSON_SCHEMA = "bfrrce-estimate/1"
-FAILURES = (LDPError, ValueError, OSError, EOFError, csv.Error, zlib.error)  # ValueError: numpy, argparse
+FAILURES = (LDPError, ValueError, OSError, EOFError, csv.Error, zlib.error,  # ValueError: numpy, argparse
+            MemoryError)
 
 
 class CLIError(LDPError):
@@ -92,6 +97,8 @@ def _options(text):
                 break
             except ValueError:
                 pass
+        if isinstance(options[key.strip()], float) and not math.isfinite(options[key.strip()]):
+            raise argparse.ArgumentTypeError(f"{key.strip()} must be a finite number, got {value.strip()!r}")
     return options
 
 
@@ -187,6 +194,9 @@ def _parser():
                     help="also print the central (ε, δ) these n reports would have if a trusted "
                          "shuffler had stripped their order (needs --delta; docs/privacy.md)")
     es.add_argument("--delta", type=float, help="δ of the central guarantee of --shuffled (default: none)")
+    es.add_argument("--max-fake", type=float, metavar="BETA",
+                    help="also print the interval widened for up to this fraction of fake reports "
+                         "(docs/manipulation.md; default: none)")
     es.add_argument("--reports", action="store_true",
                     help="privatize every row (secure randomness unless --seed) and count the "
                          "reports; default: draw the column sums from their exact law given the rows' "
@@ -208,7 +218,11 @@ def _parser():
                             help="user-level privacy budget ε of each row's user (required for values)")
         _filter_options(parser, "")
         parser.add_argument("--seed", type=int, help="seed of the noise, for a reproducible simulation "
-                                                     "(default: a ChaCha20 stream keyed from os.urandom)")
+                                                     "(default: a ChaCha20 stream keyed from os.urandom); "
+                                                     "seeded noise is replayable: privatize marks its file seeded")
+        parser.add_argument("--max-value", type=int, default=value_files.DEFAULT_MAX_VALUE, metavar="BYTES",
+                            help="longest value, line, cell or header read, in bytes "
+                                 f"(default {value_files.DEFAULT_MAX_VALUE:,})")
         parser.add_argument("--hash-seed", type=int, default=0,
                             help="first seed of the Bloom filter's hashes, shared by every client and the "
                                  "server (default 0)")
@@ -233,6 +247,13 @@ def _parser():
     ag.add_argument("reports", nargs="+", metavar="REPORTS", help="report files")
     ag.add_argument("--out", required=True, metavar="FILE", help="column-sums file to write (required)")
     ag.add_argument("--quiet", action="store_true", help="no progress bar")
+    ag.add_argument("--screen", action="store_true",
+                    help="drop reports of implausible weight while streaming and say how many (bfrrce.poisoning)")
+    ag.add_argument("--screen-alpha", type=float, default=1e-3,
+                    help="largest probability that the screen drops an honest report (default 0.001)")
+    for parser in (es, ag):
+        parser.add_argument("--allow-seeded", action="store_true",
+                            help="accept files of seeded (replayable) noise, for demonstrations and tests")
     dc = sub.add_parser("docs", help="print a page of the documentation shipped with the package",
                         description="Print one page of the documentation (Markdown). Pages: "
                                     + ", ".join(manual.names()) + ".")
@@ -245,6 +266,8 @@ def _evaluate(args, out, note, argv):
     if args.html and not args.out:
         raise CLIError("--html writes report.html into the --out folder: give --out FOLDER")
     names = ["synthetic-1", "synthetic-2"] if args.paper else [args.dataset]
+    if args.methods is not None and not args.methods.strip(", "):
+        raise CLIError("--methods is empty: name at least one of " + ", ".join(METHODS))
     methods = [m.strip() for m in (args.methods or ("paper,corrected" if args.paper else ",".join(METHODS))).split(",")
                if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
@@ -266,6 +289,10 @@ def _evaluate(args, out, note, argv):
         options.update(args.synthetic)
     fixed = {key: value for key, value in (("L", args.L), ("l", args.l), ("perturbation", args.perturbation))
              if value is not None}
+    figure = "aare-paper.png" if args.paper else figure_name(names[0])
+    inputs = [p for p in (args.dataset, args.bitcoin_path) if p and Path(p).exists()]
+    if args.out:
+        check_evaluation_outputs(args.out, figure, args.html, inputs)
     rows, notes = [], []
     start = time.perf_counter()
     for name in names:
@@ -304,9 +331,9 @@ def _evaluate(args, out, note, argv):
     print(LEGEND, file=out)
     print(f"wall time {elapsed:.1f} s", file=out)
     if args.out:
-        figure = "aare-paper.png" if args.paper else f"aare-{names[0]}.png"
         written = write_outputs(rows, args.out, title, notes, args.html, figure,
-                                provenance={"bfrrce_version": __version__, "command": ["bfrrce", *argv]})
+                                provenance={"bfrrce_version": __version__, "command": ["bfrrce", *argv]},
+                                inputs=inputs)
         for path in written:
             print(f"wrote {path}", file=out)
         if not any(str(path).endswith(".png") for path in written):
@@ -470,16 +497,17 @@ def _estimate(args, out, note, argv):
     if args.out:
         check_outputs(args.out, [args.file] + ([args.candidates] if args.candidates else []))
     if kind == COLUMN_SUMS:
-        data = path.read_bytes()
-        agg = load_column_sums(data)
+        agg = read_column_sums_file(path, allow_seeded=args.allow_seeded)
+        data = path.read_bytes() if record else b""
         mech = agg.mechanism
         if isinstance(mech, SetSketch):
             _estimate_set(args, mech, agg, out)
             return
         _check_fixed(args, mech)
-        found = Survey(len(data), hashlib.sha256(data).hexdigest() if record else None, None)
+        found = Survey(path.stat().st_size, hashlib.sha256(data).hexdigest() if record else None, None)
         column, how, kind_name = None, {"chosen_by": "file"}, "column sums"
     else:
+        _warn_seeded(args, note)
         column, mech, how, found, progress = _values_job(args, note, digest=bool(record))
         try:
             agg = file_sums(mech, path, column, rng=args.seed, reports=args.reports, progress=progress.update)
@@ -500,6 +528,8 @@ def _estimate(args, out, note, argv):
     else:
         print("\n".join(line for line in str(estimate).splitlines() if not line.startswith("warning: ")),
               file=out)
+        if args.max_fake is not None:
+            print(robust_interval(mech, agg, args.max_fake, candidates=candidates, method=args.method), file=out)
         if args.out:
             print(f"wrote {args.out}", file=out)
 
@@ -532,8 +562,14 @@ def _estimate_set(args, sketch, agg, out):
     print(sketch.estimate(agg), file=out)
 
 
+def _warn_seeded(args, note):
+    if args.seed is not None:
+        note(f"warning: --seed: {SEEDED_WARNING}")
+
+
 def _privatize_set(args, out, note, argv):
     check_outputs(args.out, [args.file])
+    _warn_seeded(args, note)
     sketch = SetSketch(epsilon=args.epsilon, buckets=args.buckets, levels=args.levels, hash_seed=args.hash_seed)
     items = read_values(args.file, args.column)
     write_atomic(args.out, dump_reports(sketch, sketch.privatize(items, rng=args.seed)[None]))
@@ -546,6 +582,7 @@ def _privatize(args, out, note, argv):
     if kind is not None:
         raise CLIError(_wrong_kind(path, kind, "privatize"))
     check_outputs(args.out, [args.file])
+    _warn_seeded(args, note)
     column, mech, _, _, progress = _values_job(args, note, digest=False)
     try:
         n = privatize_file(mech, path, args.out, column, rng=args.seed, progress=progress.update)
@@ -562,8 +599,11 @@ def _aggregate(args, out, note, argv):
                            f"{Path(path).name} is not a report file: run 'bfrrce privatize {Path(path).name} "
                            "--epsilon E --out reports.bfr' on a file of values first")
     check_outputs(args.out, args.reports)
-    agg = aggregate_files(args.reports, progress=not args.quiet)
+    screen = Screen(args.screen_alpha) if args.screen else None
+    agg = aggregate_files(args.reports, progress=not args.quiet, allow_seeded=args.allow_seeded, screen=screen)
     write_atomic(args.out, dump_column_sums(agg))
+    if screen is not None:
+        print(screen, file=out)
     print(f"wrote column sums of {agg.n:,} reports from {len(agg.batches)} batch(es) to {args.out}",
           file=out)
 
@@ -603,6 +643,9 @@ def main(argv=None, out=None, err=None):
             args = _parser().parse_args(argv)
         except SystemExit as exc:          # --help, --version
             return int(exc.code or 0)
+        value_files.MAX_VALUE_BYTES = getattr(args, "max_value", value_files.DEFAULT_MAX_VALUE)
+        if value_files.MAX_VALUE_BYTES < 1:
+            raise CLIError(f"--max-value must be >= 1, got {value_files.MAX_VALUE_BYTES}")
         with warnings.catch_warnings():
             warnings.showwarning = show
             {"evaluate": _evaluate, "estimate": _estimate, "privatize": _privatize,

@@ -33,6 +33,7 @@ import html
 import io
 import json
 import math
+import re
 import shlex
 import warnings
 from dataclasses import dataclass
@@ -43,12 +44,13 @@ import numpy as np
 from protocols.core.lazy import stats
 from protocols.errors import LDPValueError, PrivacyWarning
 from protocols.core.perturbation import simulate_column_sums
+from protocols.core.randomness import simulating
 
 from ._version import __version__
 from .advice import suggest_parameters
 from .bloom import memoize
 from .estimation import estimate_cardinality
-from .io.atomic import write_atomic
+from .io.atomic import check_outputs, write_atomic
 from .io.stream import progress_bar
 from .mechanism import BFRRCE
 from .sums import ColumnSums
@@ -220,7 +222,8 @@ def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, pap
                     if t_users is not None:
                         agg = ColumnSums(mech, simulate_column_sums(t_users, n, mech.p, mech.q, rng), n)
                     else:
-                        agg = mech.aggregate(mech.privatize(values, rng=rng))
+                        with simulating():
+                            agg = mech.aggregate(mech.privatize(values, rng=rng), label=False)
                     e = _estimate(mech, agg, method, data, threshold)
                     est[t], (lower[t], upper[t]) = e.value, e.interval
                     if bar is not None:
@@ -378,14 +381,36 @@ def plot(rows, path, title):
     return True
 
 
-def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png", provenance=None):
+def figure_name(dataset: str) -> str:
+    """``aare-NAME.png`` for a dataset name or path: its file name with every character other
+    than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(dataset)).name).strip("._") or "dataset"
+    return f"aare-{name}.png"
+
+
+def check_evaluation_outputs(out, figure, html_page=False, inputs=()):
+    """Refuse, before anything runs or is written, outputs of :func:`write_outputs` that are
+    inputs, links, special or read-only files, and a figure name that is not a file name."""
+    if Path(figure).name != figure:
+        raise LDPValueError(f"figure must be a file name, got {figure!r}")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise LDPValueError(f"--out {str(out)!r} is not a folder")
+    if Path(out).is_dir():
+        for name in ("results.csv", "results.json", figure) + (("report.html",) if html_page else ()):
+            check_outputs(Path(out) / name, inputs)
+
+
+def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png", provenance=None, inputs=()):
     """results.csv, results.json, the figure ``figure`` (with matplotlib) and, with
     ``html_page``, report.html (tables and figure embedded) in folder ``out``; returns the paths.
     ``provenance`` ({"bfrrce_version": ..., "command": [...]}; default: this version, no command)
     goes into results.json and the page. Every file is written atomically
-    (:func:`bfrrce.io.atomic.write_atomic`)."""
+    (:func:`bfrrce.io.atomic.write_atomic`), and every destination is checked first
+    (:func:`bfrrce.io.atomic.check_outputs`: not one of ``inputs``, a writable regular file or
+    absent), so a refusal writes nothing."""
     provenance = dict(provenance or {"bfrrce_version": __version__, "command": None})
     out = Path(out)
+    check_evaluation_outputs(out, figure, html_page, inputs)
     out.mkdir(parents=True, exist_ok=True)
     table = io.StringIO(newline="")
     writer = csv.DictWriter(table, fieldnames=COLUMNS)

@@ -21,12 +21,14 @@ from protocols.core.validation import check_int, check_probability, check_set_ba
 from protocols.core.base import Mechanism, user_counts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
-from protocols.core.perturbation import bit_vector_distribution, count_columns, perturb_positions, simulate_column_sums
+from protocols.core.hashing import deduplicate, distinct_keys
+from protocols.core.perturbation import bit_vector_distribution, perturb_positions, simulate_column_sums
 from protocols.shuffle import shuffled_epsilon
 
 from .calibration import budget
 from .bloom import BloomFilter
 from .columns import NULLS, KeyColumn, column_keys, is_column
+from .identity import batch_sums
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
 from .estimation.result import identified
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
@@ -305,7 +307,7 @@ class BFRRCE(Mechanism):
         """
         return bits.check_packed(reports, self.L)
 
-    def aggregate(self, reports: ArrayLike) -> ColumnSums:
+    def aggregate(self, reports: ArrayLike, *, label: bool = True) -> ColumnSums:
         """Column sums c_j (reports with bit j set) of a batch of packed reports.
 
         Parameters
@@ -313,28 +315,44 @@ class BFRRCE(Mechanism):
         reports : array_like
             Packed reports, validated by :meth:`check_reports` and never modified.
 
+        label : bool
+            Label the sums with the reports' content identifier (:mod:`bfrrce.identity`, about
+            3 µs a report) and refuse duplicated reports; False (simulations whose sums are
+            never merged with others) skips both.
+
         Returns
         -------
         ColumnSums
-            The L column sums and n = len(reports).
+            The L column sums and n = len(reports), labelled with the batch's identifier: the
+            same reports read from a file are then refused as already counted.
 
         Raises
         ------
         LDPTypeError, IncompatibleError
-            As :meth:`check_reports`.
+            As :meth:`check_reports`; duplicated reports (:func:`bfrrce.identity.check_repeats`).
         """
-        reports = self.check_reports(reports)
-        return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
+        return self.aggregate_batches([reports], label=label)
 
-    def aggregate_batches(self, batches: Iterable[ArrayLike]) -> ColumnSums:
+    def aggregate_batches(self, batches: Iterable[ArrayLike], *, label: bool = True,
+                          seeded: bool = False, screen=None) -> ColumnSums:
         """Column sums of an iterable of report batches (file chunks) with one running counter.
 
-        Memory is one batch plus O(L), whatever the number of batches.
+        Memory is one batch plus O(L), whatever the number of batches (and, with ``label``, 8
+        bytes a report for the duplicate check). The chunks form one batch: its identifier is
+        that of all their rows (:mod:`bfrrce.identity`).
 
         Parameters
         ----------
         batches : iterable of array_like
             Packed report batches, each validated as :meth:`check_reports` and not kept.
+        label : bool
+            As :meth:`aggregate`.
+        seeded : bool
+            The reports were privatized with a seeded generator (recorded in the sums).
+        screen : callable, optional
+            reports → boolean mask of the reports to count (a defence, e.g.
+            :func:`bfrrce.poisoning.plausible_weight`); the identifier is still that of every
+            row, so a screened file and the same file unscreened are one batch.
 
         Returns
         -------
@@ -344,11 +362,11 @@ class BFRRCE(Mechanism):
         Raises
         ------
         LDPTypeError, IncompatibleError
-            A batch refused by :meth:`check_reports`.
+            A batch refused by :meth:`check_reports`; duplicated reports.
         LDPValueError
             More than 2**53 reports in all.
         """
-        return ColumnSums(self, *count_columns(batches, self.L))
+        return batch_sums(self, batches, label=label, seeded=seeded, screen=screen)
 
     def empty_aggregate(self) -> ColumnSums:
         """The column sums of no reports.
@@ -393,7 +411,7 @@ class BFRRCE(Mechanism):
         """
         values = check_value_batch(values)
         if counts is None:
-            values, counts = np.unique(np.asarray(values), return_counts=True)
+            values, counts = distinct_keys(values)
         values, counts = user_counts(values, counts)
         if counts.sum(dtype=float) > MAX_REPORTS:          # float: the int64 sum could wrap
             raise LDPValueError(f"at most 2**53 users can be simulated, got {counts.sum(dtype=float):.4g}")
@@ -498,6 +516,8 @@ class BFRRCE(Mechanism):
             ``n`` not an integer in [1, 2**53], or a level that is not a number in (0, 1).
         """
         n = check_int(n, "n", 1, MAX_REPORTS)
+        if isinstance(levels, (int, float, np.number)):
+            raise LDPTypeError(f"levels must be a sequence of probabilities, got {levels!r} (write ({levels!r},))")
         levels = tuple(check_probability(level, "level") for level in levels)
         return detection_limit(n, self.p, self.q, self.l, levels)
 
@@ -589,8 +609,7 @@ class BFRRCE(Mechanism):
         """
         if method not in METHODS:
             raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
-        if not 0 < alpha < 1:
-            raise LDPValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        alpha, confidence = check_probability(alpha, "alpha"), check_probability(confidence, "confidence")
         if method == "auto":
             method = "fill" if candidates is None else "corrected"
         agg = self.check_aggregate(aggregate)
@@ -598,7 +617,7 @@ class BFRRCE(Mechanism):
         options = {}
         if method != "fill":
             if candidates is not None:
-                candidates = check_value_batch(candidates, "candidates")
+                candidates = deduplicate(check_value_batch(candidates, "candidates"))
             if candidates is None or len(candidates) == 0:
                 raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
             positions = self.bloom.positions(candidates)

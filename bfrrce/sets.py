@@ -43,11 +43,12 @@ from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.core.hashing import hash_keys
 from protocols.core.lazy import optimize, special, stats
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
-from protocols.core.perturbation import bit_vector_distribution, count_columns, simulate_column_sums
+from protocols.core.perturbation import bit_vector_distribution, simulate_column_sums
 
 from .bloom import MAX_L
 from .estimation import CardinalityEstimate
 from .estimation.result import Count
+from .identity import batch_sums
 from .sums import MAX_REPORTS, ColumnSums
 
 PERTURBATIONS = ("symmetric", "asymmetric")
@@ -358,13 +359,16 @@ class SetSketch(Mechanism):
         reports = np.asarray(reports)
         return bits.check_packed(reports[None] if reports.ndim == 1 else reports, self.L)
 
-    def aggregate(self, reports: ArrayLike) -> ColumnSums:
+    def aggregate(self, reports: ArrayLike, *, label: bool = True) -> ColumnSums:
         """Cell sums (reports with bit j set) of one report or a batch of them.
 
         Parameters
         ----------
         reports : array_like
             Packed reports, validated by :meth:`check_reports` and never modified.
+        label : bool
+            Label the sums with the reports' content identifier and refuse duplicated reports
+            (:func:`bfrrce.identity.batch_sums`); False skips both.
 
         Returns
         -------
@@ -377,22 +381,25 @@ class SetSketch(Mechanism):
             As :meth:`check_reports`.
         """
         reports = self.check_reports(reports)
-        return ColumnSums(self, bits.column_sums(reports, self.L), len(reports))
+        return self.aggregate_batches([reports], label=label)
 
-    def aggregate_batches(self, batches: Iterable[ArrayLike]) -> ColumnSums:
+    def aggregate_batches(self, batches: Iterable[ArrayLike], *, label: bool = True, seeded: bool = False,
+                          screen=None) -> ColumnSums:
         """Cell sums of an iterable of report batches, one running counter (O(L) memory).
 
         Parameters
         ----------
         batches : iterable of array_like
             Packed report batches, each validated by :meth:`check_reports` and not kept.
+        label, seeded, screen
+            As :func:`bfrrce.identity.batch_sums`.
 
         Returns
         -------
         ColumnSums
             The sums of all the batches' reports.
         """
-        return ColumnSums(self, *count_columns((self.check_reports(b) for b in batches), self.L))
+        return batch_sums(self, batches, label=label, seeded=seeded, screen=screen)
 
     def empty_aggregate(self) -> ColumnSums:
         """The sums of no reports.

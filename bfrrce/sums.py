@@ -19,23 +19,24 @@ from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.core.perturbation import debias_counts, null_variance
 
 MAX_REPORTS = 2 ** 53          # n and every count stay exact in float64 (the estimators' arithmetic)
-_BATCH = re.compile(r"[0-9a-f]{32}")
+_BATCH = re.compile(r"[0-9a-f]{64}")
 
 
 def check_batch(batch) -> str:
-    """``batch`` if it is a batch identifier: 32 lowercase hex digits (docs/formats.md).
+    """``batch`` if it is a batch identifier: 64 lowercase hex digits, the content digest of
+    :mod:`bfrrce.identity` (docs/formats.md).
 
     Raises
     ------
     LDPTypeError
         Not a str.
     LDPValueError
-        Not 32 lowercase hex digits.
+        Not 64 lowercase hex digits.
     """
     if not isinstance(batch, str):
-        raise LDPTypeError(f"a batch identifier is a str of 32 hex digits, got {batch!r}")
+        raise LDPTypeError(f"a batch identifier is a str of 64 hex digits, got {batch!r:.80}")
     if not _BATCH.fullmatch(batch):
-        raise LDPValueError(f"a batch identifier is 32 lowercase hex digits, got {batch[:80]!r}")
+        raise LDPValueError(f"a batch identifier is 64 lowercase hex digits, got {batch[:80]!r}")
     return batch
 
 
@@ -45,9 +46,11 @@ class ColumnSums(SupportCounts):
 
     Immutable and mergeable (``a.merge(b)``, ``a + b``; exact in any order); ``add(reports)``
     returns the aggregate with one more batch (a rejected batch raises and changes nothing).
-    ``batches`` holds the identifiers of the report batches (files) counted: merging two
-    aggregates that share a batch is refused, so a file is never counted twice
-    (:mod:`bfrrce.io.formats` gives every report file its identifier; docs/formats.md).
+    ``batches`` holds the identifiers of the report batches counted, digests of their rows
+    (:mod:`bfrrce.identity`: the same reports have the same identifier in memory, in a report
+    file or in a Parquet file): merging two aggregates that share a batch is refused, so the
+    same reports are never counted twice (docs/formats.md). ``seeded`` records that some batch
+    came from a seeded (replayable) noise source.
 
     Parameters
     ----------
@@ -58,7 +61,9 @@ class ColumnSums(SupportCounts):
     n : int
         Number of reports, in [0, 2**53] (every count stays exact in float64).
     batches : set of str, optional
-        Identifiers (32 lowercase hex digits) of the report batches counted; default none.
+        Identifiers (64 lowercase hex digits) of the report batches counted; default none.
+    seeded : bool, optional
+        Some batch counted was privatized with a seeded generator (docs/formats.md); default False.
 
     Raises
     ------
@@ -69,6 +74,7 @@ class ColumnSums(SupportCounts):
     """
 
     batches: frozenset = field(default=frozenset())
+    seeded: bool = False
 
     def __post_init__(self):
         """Validate every field (the class docstring lists what is refused)."""
@@ -89,6 +95,8 @@ class ColumnSums(SupportCounts):
         for batch in self.batches:
             check_batch(batch)
         object.__setattr__(self, "batches", frozenset(self.batches))
+        if not isinstance(self.seeded, bool):
+            raise LDPTypeError(f"seeded must be a bool, got {self.seeded!r}")
         super().__post_init__()
 
     def merge(self, other: "ColumnSums") -> "ColumnSums":
@@ -120,12 +128,13 @@ class ColumnSums(SupportCounts):
         # both sets were validated when their sums were made: label the new object without
         # checking every identifier again (merging B files one by one stays O(B) per merge)
         object.__setattr__(merged, "batches", self.batches | other.batches)
+        object.__setattr__(merged, "seeded", self.seeded or other.seeded)
         return merged
 
     __add__ = merge
 
     def __eq__(self, other):
-        return super().__eq__(other) and self.batches == other.batches
+        return super().__eq__(other) and self.batches == other.batches and self.seeded == other.seeded
 
     __hash__ = None
 
@@ -157,7 +166,7 @@ class ColumnSums(SupportCounts):
         Parameters
         ----------
         batch : str
-            The batch identifier: 32 lowercase hex digits (docs/formats.md).
+            The batch identifier: 64 lowercase hex digits (docs/formats.md).
 
         Returns
         -------
@@ -169,11 +178,11 @@ class ColumnSums(SupportCounts):
         IncompatibleError
             These sums already carry batch identifiers.
         LDPTypeError, LDPValueError
-            ``batch`` not a str of 32 lowercase hex digits (:func:`check_batch`).
+            ``batch`` not a str of 64 lowercase hex digits (:func:`check_batch`).
         """
         if self.batches:
             raise IncompatibleError(f"sums of batches {sorted(self.batches)} cannot be relabelled")
-        return ColumnSums(self.mechanism, self.counts, self.n, frozenset([check_batch(batch)]))
+        return ColumnSums(self.mechanism, self.counts, self.n, frozenset([check_batch(batch)]), self.seeded)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,9 @@
 Every message names the offending value.
 """
 
+import os
+import sys
+
 
 class LDPError(Exception):
     """Base class of every error this project raises on purpose."""
@@ -37,6 +40,19 @@ class FormatError(LDPValueError):
 
 class InputError(LDPValueError):
     """A user's file that cannot be read as the requested values (missing, no such column, empty)."""
+
+
+_PACKAGES = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), name) + os.sep
+                  for name in ("protocols", "bfrrce"))
+
+
+def caller_level() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that names the first frame outside this
+    project's packages (the user's call), from the function that warns."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGES):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class PrivacyWarning(UserWarning):

@@ -5,13 +5,16 @@ it, renames it over the destination (``os.replace``, atomic on POSIX and Windows
 file system) and fsyncs the folder. A crash, a kill or a full disk (``RLIMIT_FSIZE``, quota)
 at any point leaves the previous file intact and at most a stray temporary file
 ``.NAME.*.tmp`` that the next successful write does not need. :func:`check_outputs` refuses an
-output that is one of the inputs, before anything is read.
+output that is one of the inputs, before anything is read. Only regular files are replaced:
+a symbolic link, a device, a FIFO, a folder or a read-only file as the destination is refused
+(:func:`check_destination`), never silently turned into a new regular file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,6 +29,31 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def check_destination(path) -> Path:
+    """``path`` as a Path, refused unless it is absent or a regular file this process may write.
+
+    Raises
+    ------
+    LDPValueError
+        A symbolic link (replacing it would lose the link: name its target), anything but a
+        regular file (a device, a FIFO, a folder), or a read-only file.
+    """
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise LDPValueError(f"output {str(path)!r} cannot be examined: {exc.strerror}") from None
+    if stat.S_ISLNK(mode):
+        raise LDPValueError(f"output {str(path)!r} is a symbolic link: refusing to replace it (name its target)")
+    if not stat.S_ISREG(mode):
+        raise LDPValueError(f"output {str(path)!r} is not a regular file: refusing to replace it")
+    if not os.access(path, os.W_OK):
+        raise LDPValueError(f"output {str(path)!r} is read-only: refusing to replace it")
+    return path
+
+
 def check_outputs(output, inputs: Iterable) -> Path:
     """``output`` as a Path, refused if it names one of ``inputs`` (same file, or same path) or
     its folder does not exist (checked before any input is read).
@@ -33,8 +61,8 @@ def check_outputs(output, inputs: Iterable) -> Path:
     Raises
     ------
     LDPValueError
-        The output is one of the inputs (writing it would destroy that input), or its folder
-        does not exist.
+        The output is one of the inputs (writing it would destroy that input), its folder
+        does not exist, or it is not a writable regular file (:func:`check_destination`).
     """
     out = Path(output)
     if not out.absolute().parent.is_dir():
@@ -43,7 +71,7 @@ def check_outputs(output, inputs: Iterable) -> Path:
         item = Path(item)
         if _same_file(out, item) or os.path.abspath(out) == os.path.abspath(item):
             raise LDPValueError(f"output {str(out)!r} is also an input: refusing to overwrite it")
-    return out
+    return check_destination(out)
 
 
 @contextlib.contextmanager
@@ -71,7 +99,7 @@ def atomic_output(path):
         The folder is not writable, the disk is full, the file-size limit is hit, ...; the
         destination is then unchanged and the temporary file removed.
     """
-    path = Path(path)
+    path = check_destination(path)
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -120,6 +148,8 @@ def write_atomic(path, data) -> Path:
     """
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = [data]
+    elif isinstance(data, str) or not hasattr(data, "__iter__"):
+        raise LDPTypeError(f"write_atomic needs bytes or an iterable of bytes, got {type(data).__name__}")
     with atomic_output(path) as fh:
         for chunk in data:
             if not isinstance(chunk, (bytes, bytearray, memoryview)):

@@ -7,14 +7,16 @@ Layout (all integers little-endian):
 offset  size    field
 ======  ======  ==========================================================================
 0       8       magic ``b"BFRRCE\\x00\\x01"`` (name, format family)
-8       2       version (1)
+8       2       version (2; readers also take version-1 report files)
 10      1       kind: 1 = column sums, 2 = packed reports, 3 = the aggregate of a
                 ``protocols`` mechanism (:class:`protocols.SupportCounts`)
 11      4       length J of the parameter header
 15      J       UTF-8 JSON: "mechanism" (epsilon, per_bit_epsilon or null, L, l, hash_seed,
                 perturbation, unit, p, q; floats as hex; for a set sketch, :class:`bfrrce.SetSketch`:
-                sketch = "set", epsilon, buckets, levels, hash_seed, perturbation, p, q) and the batch identifiers: "batch" (reports: 32 hex digits, random,
-                one per file) or "batches" (column sums: every batch already counted);
+                sketch = "set", epsilon, buckets, levels, hash_seed, perturbation, p, q), "seeded"
+                (true when the noise came from a seeded generator) and the batch identifiers:
+                "batch" (reports: the content identifier of :mod:`bfrrce.identity`, 64 hex digits,
+                checked against the rows) or "batches" (column sums: every batch already counted);
                 kind 3: "class" (the mechanism's class name, :mod:`protocols.core.registry`),
                 "params" (its constructor arguments) and "shape" (of the counts)
 15+J    8       n: reports (kind 1: reports aggregated; kind 2: rows)
@@ -30,12 +32,18 @@ mechanism's. Every size field is bounded before anything is allocated: J <= ``MA
 holds (so the count in "truncated after k of n reports" is the reports present); L <= 2**24
 (:class:`bfrrce.bloom.BloomFilter`); n <= 2**53 for column sums. The header JSON nests at most
 ``MAX_DEPTH`` = 2 deep (checked before parsing) and has exactly the keys above (mechanism keys
-included); batch identifiers are 32 lowercase hex digits, and the writers refuse what the
+included); batch identifiers are 64 lowercase hex digits, and the writers refuse what the
 readers refuse.
 
-Batch identity: a report file's batch is the identifier in its header; a Parquet file of
-reports has none, so its batch is the first 32 hex digits of the SHA-256 of its bytes
-(:func:`content_batch`). :class:`bfrrce.sums.ColumnSums` refuses to count a batch twice.
+Batch identity: a batch's identifier is the digest of its rows (:mod:`bfrrce.identity`), the
+same for a report file, a Parquet file or the reports in memory; a report file's header states
+it and the reader refuses a header that does not match its rows. :class:`bfrrce.sums.ColumnSums`
+refuses to count a batch twice. Version 1 (random labels) report files are read with the
+identifier of their rows and as not seeded (version 1 did not record it); version 1 column-sums
+files are refused (their labels cannot be checked against report files: re-aggregate).
+
+Seeded files: readers refuse a report or column-sums file whose "seeded" is true unless
+``allow_seeded=True`` (:class:`SeededError`).
 """
 
 from __future__ import annotations
@@ -60,18 +68,34 @@ from protocols.core.validation import check_int
 from protocols.errors import (FormatError, IncompatibleError, LDPError, LDPTypeError, LDPValueError,
                              PrivacyWarning)
 
+from ..identity import BatchDigest, DuplicateReportsError, check_repeats
 from ..mechanism import BFRRCE
 from ..sets import SetSketch
 from ..sums import ColumnSums, check_batch
+from .values import check_input
 
 MAGIC = b"BFRRCE\x00\x01"
-VERSION = 1
+VERSION = 2
 COLUMN_SUMS, REPORTS, SUPPORT_COUNTS = 1, 2, 3
+READABLE = {COLUMN_SUMS: (2,), REPORTS: (1, 2), SUPPORT_COUNTS: (1, 2)}
 MAX_HEADER = 1 << 24            # bytes of JSON header (about 450,000 batch identifiers)
 MAX_CHUNK_BYTES = 1 << 26      # a chunk of reports holds at most 64 MiB
 MAX_DEPTH = 2                   # {"mechanism": {...}, "batches": [...]}: nothing nests deeper
-_KEYS = {COLUMN_SUMS: {"mechanism", "batches"}, REPORTS: {"mechanism", "batch"},
+_KEYS = {COLUMN_SUMS: {"mechanism", "batches", "seeded"}, REPORTS: {"mechanism", "batch", "seeded"},
          SUPPORT_COUNTS: {"class", "params", "shape"}}
+_KEYS_V1 = {REPORTS: {"mechanism", "batch"}}
+
+
+class SeededError(IncompatibleError):
+    """A file of seeded (replayable) client noise read without ``allow_seeded=True``."""
+
+
+def check_seeded(seeded: bool, allow_seeded: bool, what: str) -> None:
+    """Refuse seeded reports unless allowed (docs/formats.md, seeded files)."""
+    if seeded and not allow_seeded:
+        raise SeededError(f"{what}: its reports come from seeded noise (replayable from the seed, "
+                          "so they protect nobody); pass allow_seeded=True (CLI --allow-seeded) to "
+                          "use it for a demonstration or a test")
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
@@ -130,7 +154,7 @@ _PARAM_KEYS = _params(BFRRCE(epsilon=1.0, L=2))
 _SET_KEYS = _params(SetSketch(epsilon=1.0, buckets=2, levels=1))
 
 
-def _json_header(raw, kind):
+def _json_header(raw, kind, version=VERSION):
     """The header's JSON object, refused unless it has exactly the keys of ``kind`` and nests at
     most ``MAX_DEPTH`` deep (depth counted before parsing, outside strings)."""
     brackets = np.frombuffer(_STRINGS.sub(b'""', raw), dtype=np.uint8)
@@ -139,34 +163,40 @@ def _json_header(raw, kind):
     if depth.size and depth.max() > MAX_DEPTH:
         raise FormatError(f"header JSON nests {int(depth.max())} deep (at most {MAX_DEPTH})")
     header = json.loads(raw.decode())
-    if not isinstance(header, dict) or set(header) != _KEYS[kind]:
+    expected = _KEYS_V1[kind] if version == 1 and kind in _KEYS_V1 else _KEYS[kind]
+    if not isinstance(header, dict) or set(header) != expected:
         keys = sorted(header) if isinstance(header, dict) else type(header).__name__
-        raise FormatError(f"header keys must be {sorted(_KEYS[kind])}, got {keys}")
+        raise FormatError(f"header keys must be {sorted(expected)}, got {keys}")
+    if not isinstance(header.get("seeded", False), bool):
+        raise FormatError(f"seeded must be true or false, got {header['seeded']!r:.40}")
     return header
 
 
 def _check_start(data, kind):
     """Check magic, version, kind and the header length of a file's first 15 bytes; returns
-    the header length."""
+    (header length, version)."""
     if len(data) < 15 or data[:8] != MAGIC:
         raise FormatError("not a BFRRCE file (bad magic or too short)")
     version, got_kind, hlen = struct.unpack_from("<HBI", data, 8)
-    if version != VERSION:
-        raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
     if got_kind != kind:
         raise FormatError(f"file holds kind {got_kind}, expected kind {kind}")
+    if version not in READABLE[kind]:
+        hint = (": version-1 column sums carry batch labels that cannot be checked against the "
+                "reports; aggregate the report files again" if kind == COLUMN_SUMS and version == 1 else "")
+        raise FormatError(f"format version {version} of kind {kind} is not supported (this reader: "
+                          f"{', '.join(map(str, READABLE[kind]))}){hint}")
     if hlen > MAX_HEADER:
         raise FormatError(f"header length {hlen} exceeds the format's {MAX_HEADER} bytes")
-    return hlen
+    return hlen, version
 
 
 def _parse_prefix(data, kind, mechanism):
     """Check magic, version and kind and parse the header; returns (mech, n, header, offset)."""
-    hlen = _check_start(data, kind)
+    hlen, version = _check_start(data, kind)
     if len(data) < 23 + hlen:
         raise FormatError("truncated header")
     try:
-        header = _json_header(data[15:15 + hlen], kind)
+        header = _json_header(data[15:15 + hlen], kind, version)
         mech = _mechanism_from(header["mechanism"])
     except FormatError:
         raise
@@ -192,8 +222,8 @@ def _checked(data):
     if len(data) < 27 or data[:8] != MAGIC:
         raise FormatError("not a BFRRCE file (bad magic or too short)")
     (version,) = struct.unpack_from("<H", data, 8)
-    if version != VERSION:
-        raise FormatError(f"format version {version} is not supported (this reader: {VERSION})")
+    if version not in (1, VERSION):
+        raise FormatError(f"format version {version} is not supported (this reader: 1, {VERSION})")
     if zlib.crc32(data[:-4]) != struct.unpack_from("<I", data, len(data) - 4)[0]:
         raise FormatError("checksum mismatch: the file is corrupted or truncated")
     return data
@@ -210,14 +240,15 @@ def _remaining(fh):
 
 
 def _read_report_header(fh, mechanism, what):
-    """Parse a report file's prefix from ``fh``: (mechanism, n, batch, running CRC-32).
+    """Parse a report file's prefix from ``fh``: (mechanism, n, batch stated by the header or
+    None (version 1), seeded, running CRC-32).
 
     Every size field is checked before anything is allocated: the header length against
     ``MAX_HEADER`` and the bytes left, and n·ceil(L/8) + 4 against the bytes left.
     """
     prefix = fh.read(15)
     try:
-        hlen = _check_start(prefix, REPORTS)
+        hlen, version = _check_start(prefix, REPORTS)
     except FormatError as exc:
         raise FormatError(f"{what}: {exc}") from None
     left = _remaining(fh)
@@ -225,10 +256,12 @@ def _read_report_header(fh, mechanism, what):
         raise FormatError(f"{what}: truncated header ({hlen + 8} bytes announced, {left} left)")
     prefix += fh.read(hlen + 8)
     mech, n, header, _ = _parse_prefix(prefix, REPORTS, mechanism)
-    try:
-        batch = check_batch(header["batch"])
-    except LDPError as exc:
-        raise FormatError(f"{what}: bad batch identifier: {exc}") from None
+    batch = None
+    if version > 1:
+        try:
+            batch = check_batch(header["batch"])
+        except LDPError as exc:
+            raise FormatError(f"{what}: bad batch identifier: {exc}") from None
     if left is not None:
         width, left = bits.nbytes(mech.L), left - hlen - 8
         if n * width + 4 != left:
@@ -237,7 +270,7 @@ def _read_report_header(fh, mechanism, what):
                      else f"truncated after {whole} of {n} reports")
             raise FormatError(f"{what}: {state} ({left} bytes after the header, "
                               f"{n * width + 4} expected): the file is corrupted or truncated")
-    return mech, n, batch, zlib.crc32(prefix)
+    return mech, n, batch, header.get("seeded", False), zlib.crc32(prefix)
 
 
 def _read_report_rows(fh, mech, n, crc, chunk_rows, what):
@@ -266,46 +299,109 @@ def _read_report_rows(fh, mech, n, crc, chunk_rows, what):
         raise FormatError(f"{what}: checksum mismatch: the file is corrupted or truncated")
 
 
-def content_batch(path) -> str:
-    """Batch identifier of a file without one in its header: SHA-256 of its bytes, 32 hex digits."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()[:32]
-
-
 def _parquet_chunks(path, mechanism, column, chunk_rows):
     if mechanism is None:
         raise LDPValueError("Parquet report files carry no parameters: pass the mechanism")
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
     chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
     width = bits.nbytes(mechanism.L)
-    batch = content_batch(path)
-    import pyarrow as pa
-    import pyarrow.compute as pc
     try:
         parquet = pq.ParquetFile(path)
     except pa.ArrowException as exc:
         raise FormatError(f"{path}: not a Parquet file: {exc}") from None
-    if column not in parquet.schema_arrow.names:
-        raise FormatError(f"{path}: no column {column!r} (columns: {parquet.schema_arrow.names})")
+    names = parquet.schema_arrow.names
+    if names.count(column) != 1:
+        raise FormatError(f"{path}: {'no' if column not in names else 'more than one'} column "
+                          f"{column!r} (columns: {names})")
     kind = parquet.schema_arrow.field(column).type
     if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)):
         raise FormatError(f"{path}: column {column!r} must hold packed reports as bytes, not {kind}")
-    for part in parquet.iter_batches(batch_size=chunk_rows, columns=[column]):
-        cells = part.column(0)                    # no Python object per report: Arrow buffers
-        lengths = pc.binary_length(cells).to_numpy(zero_copy_only=False)
-        if cells.null_count or (lengths != width).any():
-            raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
-        fixed = cells.cast(pa.binary(width))
-        data = np.frombuffer(fixed.buffers()[1], dtype=np.uint8)
-        yield mechanism, batch, data[fixed.offset * width:(fixed.offset + len(fixed)) * width].reshape(
-            len(fixed), width)
+    try:
+        for part in parquet.iter_batches(batch_size=chunk_rows, columns=[column]):
+            cells = part.column(0)                    # no Python object per report: Arrow buffers
+            lengths = pc.binary_length(cells).to_numpy(zero_copy_only=False)
+            if cells.null_count or (lengths != width).any():
+                raise FormatError(f"{path}: column {column!r} must hold {width}-byte reports")
+            fixed = cells.cast(pa.binary(width))
+            data = np.frombuffer(fixed.buffers()[1], dtype=np.uint8)
+            chunk = data[fixed.offset * width:(fixed.offset + len(fixed)) * width].reshape(len(fixed), width)
+            try:
+                yield mechanism.check_reports(chunk)
+            except LDPError as exc:
+                raise FormatError(f"{path}: {exc}") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise FormatError(f"{path}: damaged Parquet file: {exc}") from None
 
 
-def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16, column="report"):
-    """Stream a report file: yields (mechanism, batch, reports chunk) in bounded memory.
+class ReportSource:
+    """An opened report file: its header facts and its chunks of reports (streamed).
+
+    Attributes
+    ----------
+    mechanism : BFRRCE
+        The parameters (from the header, or the expected ones for Parquet).
+    stated : str or None
+        The batch identifier the header states (None: Parquet and version-1 files); checked
+        against the rows by :func:`read_report_sums`.
+    seeded : bool
+        The header says the noise came from a seeded generator (Parquet: False).
+    chunks : iterator of numpy.ndarray
+        uint8 chunks (rows, ceil(L/8)), views of one reused buffer; tentative until exhausted
+        (the checksum is checked after the last one).
+    """
+
+    def __init__(self, path, mechanism=None, chunk_rows=1 << 16, column="report"):
+        self.path = str(path)
+        if Path(path).suffix == ".parquet":
+            self.mechanism, self.stated, self.seeded = mechanism, None, False
+            self.chunks = _parquet_chunks(path, mechanism, column, chunk_rows)
+            return
+        chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
+        fh = open(check_input(path), "rb")
+        try:
+            self.mechanism, n, self.stated, self.seeded, crc = _read_report_header(fh, mechanism, self.path)
+        except BaseException:
+            fh.close()
+            raise
+        self.chunks = self._rows(fh, n, crc, chunk_rows)
+
+    def _rows(self, fh, n, crc, chunk_rows):
+        with fh:
+            yield from _read_report_rows(fh, self.mechanism, n, crc, chunk_rows, self.path)
+
+
+def read_report_sums(path, mechanism=None, chunk_rows=1 << 16, column="report",
+                     allow_seeded=False, screen=None) -> ColumnSums:
+    """Column sums of one report file, streamed, labelled with the identifier of its rows.
+
+    Raises
+    ------
+    SeededError
+        A seeded file without ``allow_seeded``.
+    FormatError
+        Damage, a header whose batch identifier is not that of the rows it holds, or
+        duplicated reports (:func:`bfrrce.identity.check_repeats`).
+    IncompatibleError
+        Other parameters.
+    """
+    src = ReportSource(path, mechanism, chunk_rows, column)
+    check_seeded(src.seeded, allow_seeded, src.path)
+    try:
+        sums = src.mechanism.aggregate_batches(
+            src.chunks, seeded=src.seeded,
+            screen=None if screen is None else (lambda reports: screen(src.mechanism, reports)))
+    except DuplicateReportsError as exc:
+        raise FormatError(f"{src.path}: {exc}") from None
+    if src.stated is not None and sums.n and src.stated not in sums.batches:
+        raise FormatError(f"{src.path}: the header's batch {src.stated} is not the identifier of the "
+                          f"reports it holds ({next(iter(sums.batches))}): the file was edited")
+    return sums
+
+
+def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16, column="report", allow_seeded=False):
+    """Stream a report file: yields (mechanism, reports chunk) in bounded memory.
 
     Parameters
     ----------
@@ -316,13 +412,16 @@ def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16, column="report"
         The expected parameters (required for Parquet).
     chunk_rows : int
         Reports per chunk (>= 1).
+    allow_seeded : bool
+        Read a file of seeded noise (refused by default: :class:`SeededError`).
 
     Yields
     ------
-    (BFRRCE, str, numpy.ndarray)
-        The mechanism, the batch identifier, and a uint8 chunk (rows, ceil(L/8)). A chunk is a
-        view of one buffer that the next chunk overwrites: copy it to keep it. The checksum is
-        checked after the last chunk, so chunks are tentative until the generator finishes.
+    (BFRRCE, numpy.ndarray)
+        The mechanism and a uint8 chunk (rows, ceil(L/8)). A chunk is a view of one buffer that
+        the next chunk overwrites: copy it to keep it. The checksum is checked after the last
+        chunk, so chunks are tentative until the generator finishes. The batch identifier
+        comes from the rows (:func:`read_report_sums`).
 
     Raises
     ------
@@ -331,26 +430,22 @@ def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16, column="report"
     IncompatibleError
         Written with parameters other than ``mechanism``'s.
     """
-    if Path(path).suffix == ".parquet":
-        yield from _parquet_chunks(path, mechanism, column, chunk_rows)
-        return
-    chunk_rows = check_int(chunk_rows, "chunk_rows", 1)
-    with open(path, "rb") as fh:
-        mech, n, batch, crc = _read_report_header(fh, mechanism, str(path))
-        for chunk in _read_report_rows(fh, mech, n, crc, chunk_rows, str(path)):
-            yield mech, batch, chunk
+    src = ReportSource(path, mechanism, chunk_rows, column)
+    check_seeded(src.seeded, allow_seeded, src.path)
+    for chunk in src.chunks:
+        yield src.mechanism, chunk
 
 
 def sums_batch(agg: ColumnSums) -> str:
-    """Identifier of unlabelled column sums: the first 32 hex digits of the SHA-256 of their
-    parameters, n and counts (the same sums always get the same identifier)."""
+    """Identifier of unlabelled column sums: the SHA-256 of their parameters, n and counts
+    (the same sums always get the same identifier)."""
     digest = hashlib.sha256(json.dumps(_params(agg.mechanism), sort_keys=True).encode()
                             + struct.pack("<Q", agg.n) + np.ascontiguousarray(agg.counts, "<i8").tobytes())
-    return digest.hexdigest()[:32]
+    return digest.hexdigest()
 
 
 def dump_column_sums(agg: ColumnSums) -> bytes:
-    """The column-sums file of ``agg`` (kind 1), with the batches it counts.
+    """The column-sums file of ``agg`` (kind 1), with the batches it counts and ``seeded``.
 
     Sums of unlabelled reports (``agg.batches`` empty, n > 0) are written as the one batch
     :func:`sums_batch`: readers require every non-empty sums file to name its batches, and the
@@ -362,16 +457,18 @@ def dump_column_sums(agg: ColumnSums) -> bytes:
     batches = sorted(agg.batches)
     if agg.n and not batches:
         batches = [sums_batch(agg)]
-    return _dump(agg.mechanism, COLUMN_SUMS, agg.n, payload, batches=batches)
+    return _dump(agg.mechanism, COLUMN_SUMS, agg.n, payload, batches=batches, seeded=agg.seeded)
 
 
-def load_column_sums(data: bytes, mechanism: BFRRCE | None = None) -> ColumnSums:
+def load_column_sums(data: bytes, mechanism: BFRRCE | None = None, allow_seeded: bool = False) -> ColumnSums:
     """Read a column-sums file (:func:`dump_column_sums`).
 
     Raises
     ------
     IncompatibleError
         Parameters other than ``mechanism``'s (when given).
+    SeededError
+        Sums of seeded reports without ``allow_seeded``.
     FormatError
         Any damage: magic, version, kind, header (length, depth, keys, parameters), checksum,
         payload length, counts outside [0, n], n > 2**53, a batch list that is not the sorted
@@ -385,36 +482,72 @@ def load_column_sums(data: bytes, mechanism: BFRRCE | None = None) -> ColumnSums
             or batches != sorted(set(batches)) or (n > 0 and not batches):
         raise FormatError("the header's batches must be the sorted distinct identifiers of the "
                           "batches counted, at least one when n > 0")
+    check_seeded(header["seeded"], allow_seeded, "column sums")
     try:
-        return ColumnSums(mech, np.frombuffer(payload, dtype="<i8").astype(np.int64), n, frozenset(batches))
+        return ColumnSums(mech, np.frombuffer(payload, dtype="<i8").astype(np.int64), n,
+                          frozenset(batches), header["seeded"])
     except LDPError as exc:
         raise FormatError(f"bad column sums: {exc}") from None
 
 
-def dump_reports(mech: BFRRCE, reports: np.ndarray, batch: str | None = None) -> bytes:
-    """A report file (kind 2); ``batch`` (32 lowercase hex digits, :func:`bfrrce.sums.check_batch`)
-    defaults to a fresh random identifier."""
+MAX_SUMS_BYTES = 27 + MAX_HEADER + 8 * (1 << 24)     # the largest valid column-sums file
+
+
+def read_column_sums_file(path, mechanism: BFRRCE | None = None, allow_seeded: bool = False) -> ColumnSums:
+    """:func:`load_column_sums` of a file, refused before reading unless it is a regular file
+    of at most ``MAX_SUMS_BYTES`` (so /dev/zero, a FIFO or a huge sparse file costs nothing)."""
+    path = check_input(path)
+    size = path.stat().st_size
+    if size > MAX_SUMS_BYTES:
+        raise FormatError(f"{path}: {size:,} bytes, more than any column-sums file ({MAX_SUMS_BYTES:,})")
+    return load_column_sums(path.read_bytes(), mechanism, allow_seeded)
+
+
+def dump_reports(mech: BFRRCE, reports: np.ndarray, seeded: bool = False) -> bytes:
+    """A report file (kind 2) whose header states the rows' identifier (:mod:`bfrrce.identity`)
+    and ``seeded`` (the noise came from a seeded generator: say so, readers refuse it unless
+    allowed)."""
     reports = mech.check_reports(reports)
-    batch = os.urandom(16).hex() if batch is None else check_batch(batch)
-    return _dump(mech, REPORTS, len(reports), np.ascontiguousarray(reports).tobytes(), batch=batch)
+    if not isinstance(seeded, bool):
+        raise LDPTypeError(f"seeded must be a bool, got {seeded!r}")
+    digest = BatchDigest(mech.L)
+    digest.add(reports)
+    return _dump(mech, REPORTS, len(reports), np.ascontiguousarray(reports).tobytes(),
+                 batch=digest.identifier(), seeded=seeded)
 
 
-def load_reports(data: bytes, mechanism: BFRRCE | None = None) -> tuple:
-    """Read a report file held in memory: (mechanism, reports uint8 (n, ceil(L/8)), batch)."""
+def load_reports(data: bytes, mechanism: BFRRCE | None = None, allow_seeded: bool = False) -> tuple:
+    """Read a report file held in memory: (mechanism, reports uint8 (n, ceil(L/8)), batch), the
+    batch being the identifier of the rows (a header stating another is refused)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise LDPTypeError(f"expected bytes, got {type(data).__name__}")
     fh = io.BytesIO(data)
-    mech, n, batch, crc = _read_report_header(fh, mechanism, "report file")
+    mech, n, stated, seeded, crc = _read_report_header(fh, mechanism, "report file")
+    check_seeded(seeded, allow_seeded, "report file")
     reports = np.empty((n, bits.nbytes(mech.L)), dtype=np.uint8)
+    done = 0
     for chunk in _read_report_rows(fh, mech, n, crc, max(n, 1), "report file"):
-        reports[:] = chunk
+        reports[done:done + len(chunk)] = chunk
+        done += len(chunk)
+    digest = BatchDigest(mech.L)
+    digest.add(reports)
+    try:
+        check_repeats(mech, digest, "report file")
+    except DuplicateReportsError as exc:
+        raise FormatError(str(exc)) from None
+    batch = digest.identifier()
+    if stated is not None and stated != batch:
+        raise FormatError(f"report file: the header's batch {stated} is not the identifier of the "
+                          f"reports it holds ({batch}): the file was edited")
     return mech, reports, batch
 
 
-def add_file(sums: ColumnSums, data: bytes) -> ColumnSums:
-    """``sums`` plus the reports of a report file held in memory; refuses a batch already counted."""
-    _, reports, batch = load_reports(data, sums.mechanism)
-    return sums.merge(sums.mechanism.aggregate(reports).as_batch(batch))
+def add_file(sums: ColumnSums, data: bytes, allow_seeded: bool = False) -> ColumnSums:
+    """``sums`` plus the reports of a report file held in memory; refuses reports already
+    counted (the same rows, in any file or in memory) and duplicated rows."""
+    mech, reports, _ = load_reports(data, sums.mechanism, allow_seeded)
+    seeded = _read_report_header(io.BytesIO(data), mech, "report file")[3]
+    return sums.merge(mech.aggregate_batches([reports], seeded=seeded))
 
 
 def dump_aggregate(aggregate: SupportCounts) -> bytes:
@@ -452,7 +585,7 @@ def load_aggregate(data: bytes) -> SupportCounts:
         Counts whose shape does not fit the mechanism.
     """
     data = _checked(data)[:-4]
-    hlen = _check_start(data, SUPPORT_COUNTS)
+    hlen, _ = _check_start(data, SUPPORT_COUNTS)
     if len(data) < 23 + hlen:
         raise FormatError("truncated header")
     try:

@@ -16,16 +16,16 @@ distinct key of a chunk is hashed once; a row's positions are its key's position
 
 from __future__ import annotations
 
-import os
 import struct
 import zlib
 from collections.abc import Iterator
 
 import numpy as np
 
-from protocols.core.randomness import generator, source
+from protocols.core.randomness import SystemRandom, generator, source
 from protocols.core.perturbation import perturb_positions, simulate_column_sums
 
+from ..identity import BatchDigest
 from ..mechanism import BFRRCE
 from ..sums import ColumnSums
 from .atomic import atomic_output
@@ -127,7 +127,8 @@ def file_sums(mech: BFRRCE, path, column: str | None = None, rng=None, reports: 
     Estimation", USENIX Security 2017 (unary encoding: independent per-bit randomized response).
     """
     if reports:
-        return mech.aggregate_batches(_report_chunks(mech, path, column, rng, chunk_rows, progress))
+        seeded = not (rng is None or isinstance(rng, SystemRandom))
+        return mech.aggregate_batches(_report_chunks(mech, path, column, rng, chunk_rows, progress), seeded=seeded)
     t, n = filter_counts(path, column, mech.bloom, chunk_rows, progress)
     return ColumnSums(mech, simulate_column_sums(t, n, mech.p, mech.q, generator(rng)), n)
 
@@ -184,13 +185,14 @@ def crc32_combine(crc1: int, crc2: int, length2: int) -> int:
 
 
 def privatize_file(mech: BFRRCE, path, out, column: str | None = None, rng=None,
-                   batch: str | None = None, chunk_rows: int = CHUNK_ROWS, progress=None) -> int:
+                   chunk_rows: int = CHUNK_ROWS, progress=None) -> int:
     """Write the report of every row of a file to the report file ``out``, streamed.
 
     The header is written with n = 0, the reports are appended chunk by chunk while their
-    CRC-32 runs, and at the end the header gets the true n and the file its checksum
-    (:func:`crc32_combine` of the header's CRC and the reports'). The bytes are those of
-    :func:`bfrrce.io.formats.dump_reports` of the same reports and batch.
+    CRC-32 and their content digest run, and at the end the header gets the true n and batch
+    identifier (:mod:`bfrrce.identity`) and the file its checksum (:func:`crc32_combine` of
+    the header's CRC and the reports'). The bytes are those of
+    :func:`bfrrce.io.formats.dump_reports` of the same reports.
 
     Parameters
     ----------
@@ -201,9 +203,9 @@ def privatize_file(mech: BFRRCE, path, out, column: str | None = None, rng=None,
     out : str or Path
         The report file; replaced only when every row was written.
     rng : None, int or Generator
-        None: the secure default (:func:`protocols.core.randomness.source`); seeds for simulations.
-    batch : str, optional
-        32 hex digits; default: a fresh random identifier.
+        None: the secure default (:func:`protocols.core.randomness.source`); a seed or a
+        Generator (simulations) warns (:class:`protocols.errors.PrivacyWarning`) and the file
+        says ``seeded`` (readers refuse it unless allowed).
     progress : callable, optional
         Called with the rows of each chunk once it is read (:func:`filter_counts`).
 
@@ -217,16 +219,19 @@ def privatize_file(mech: BFRRCE, path, out, column: str | None = None, rng=None,
     InputError
         The file cannot be read as values (``out`` is then left as it was).
     """
-    batch = batch or os.urandom(16).hex()
-    prefix = _dump(mech, REPORTS, 0, b"", batch=batch)[:-4]
+    seeded = not (rng is None or isinstance(rng, SystemRandom))
+    placeholder = "0" * 64
+    prefix = _dump(mech, REPORTS, 0, b"", batch=placeholder, seeded=seeded)[:-4]
     n, crc, size = 0, 0, 0
+    digest = BatchDigest(mech.L)
     with atomic_output(out) as fh:
         fh.write(prefix)
         for reports in _report_chunks(mech, path, column, rng, chunk_rows, progress):
             fh.write(reports)
+            digest.add(reports)
             crc = zlib.crc32(reports, crc)
             n, size = n + len(reports), size + reports.nbytes
-        prefix = _dump(mech, REPORTS, n, b"", batch=batch)[:-4]
+        prefix = _dump(mech, REPORTS, n, b"", batch=digest.identifier(), seeded=seeded)[:-4]
         fh.write(struct.pack("<I", crc32_combine(zlib.crc32(prefix), crc, size)))
         fh.seek(0)
         fh.write(prefix)

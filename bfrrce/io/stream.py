@@ -2,27 +2,48 @@
 
 Each file is read in chunks of ``chunk_rows`` reports (memory O(chunk·L), whatever the file
 size) by the one report reader (:func:`bfrrce.io.formats.iter_report_chunks`) and becomes a
-:class:`~bfrrce.sums.ColumnSums` labelled with the file's batch only after its checksum passed,
-so a corrupted file adds nothing and no file is counted twice. Files are this package's report
+:class:`~bfrrce.sums.ColumnSums` labelled with the identifier of its rows only after its
+checksum passed, so a corrupted file adds nothing and no reports are counted twice. Files are this package's report
 format or Parquet files with a binary column of packed reports (``tabular`` extra).
 """
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Iterable
 
 from protocols.errors import LDPValueError
 
 from ..mechanism import BFRRCE
+from ..poisoning import plausible_weight, weight_bounds
 from ..sums import ColumnSums
-from .formats import iter_report_chunks
+from .formats import read_report_sums
+
+
+class Screen:
+    """The weight screen of :func:`bfrrce.poisoning.plausible_weight` applied chunk by chunk
+    (bounded memory), counting what it removes: ``removed`` of ``seen`` reports, whose weight
+    lay outside ``bounds`` (an honest report is removed with probability at most ``alpha``)."""
+
+    def __init__(self, alpha: float = 1e-3):
+        self.alpha, self.seen, self.removed, self.bounds = alpha, 0, 0, None
+
+    def __call__(self, mech, reports):
+        keep = plausible_weight(mech, reports, self.alpha)
+        self.bounds = weight_bounds(mech, self.alpha)
+        self.seen += len(reports)
+        self.removed += int((~keep).sum())
+        return keep
+
+    def __str__(self):
+        lo, hi = self.bounds or (0, 0)
+        return (f"screen: removed {self.removed:,} of {self.seen:,} reports whose weight lay outside "
+                f"[{lo}, {hi}] (an honest report is removed with probability <= {self.alpha:g})")
 
 
 def aggregate_file(path, mechanism: BFRRCE | None = None, chunk_rows: int = 1 << 16,
-                   column: str = "report") -> ColumnSums:
-    """Column sums of one report file, labelled with its batch identifier.
+                   column: str = "report", allow_seeded: bool = False, screen: Screen | None = None) -> ColumnSums:
+    """Column sums of one report file, labelled with the identifier of its rows.
 
     Parameters
     ----------
@@ -34,24 +55,26 @@ def aggregate_file(path, mechanism: BFRRCE | None = None, chunk_rows: int = 1 <<
         Reports read at a time.
     column : str
         Parquet column of packed reports.
+    allow_seeded : bool
+        Accept a file of seeded noise (refused by default).
+    screen : Screen, optional
+        Count only the reports it keeps (it records what it removed).
 
     Returns
     -------
     ColumnSums
-        With ``batches`` = {the file's batch} (docs/formats.md, batch identity).
+        With ``batches`` = {the identifier of the file's rows} (docs/formats.md, batch identity).
 
     Raises
     ------
     FormatError, IncompatibleError, LDPValueError
-        A damaged file, other parameters, or a file without reports.
+        A damaged or edited file, other parameters, duplicated reports, a seeded file
+        (:class:`bfrrce.io.formats.SeededError`), or a file without reports.
     """
-    chunks = iter_report_chunks(path, mechanism, chunk_rows, column)
-    first = next(chunks, None)                 # reads and checks the header (and an empty file's CRC)
-    if first is None:
+    total = read_report_sums(path, mechanism, chunk_rows, column, allow_seeded, screen)
+    if not total.n:
         raise LDPValueError(f"{path}: no reports")
-    mech, batch, _ = first
-    total = mech.aggregate_batches(chunk for _, _, chunk in itertools.chain([first], chunks))
-    return total.as_batch(batch)
+    return total
 
 
 def progress_bar(total: int | None, unit: str, **options):
@@ -67,7 +90,7 @@ def progress_bar(total: int | None, unit: str, **options):
 
 
 def aggregate_files(paths: Iterable, mechanism: BFRRCE | None = None, chunk_rows: int = 1 << 16,
-                    progress: bool = False) -> ColumnSums:
+                    progress: bool = False, allow_seeded: bool = False, screen: Screen | None = None) -> ColumnSums:
     """Column sums of many report files, merged (a batch read twice is refused).
 
     Raises
@@ -83,7 +106,7 @@ def aggregate_files(paths: Iterable, mechanism: BFRRCE | None = None, chunk_rows
     bar = progress_bar(len(paths), "file") if progress else None
     total = None
     for path in paths:
-        part = aggregate_file(path, mechanism, chunk_rows)
+        part = aggregate_file(path, mechanism, chunk_rows, allow_seeded=allow_seeded, screen=screen)
         mechanism = mechanism or part.mechanism
         total = part if total is None else total.merge(part)
         if bar is not None:

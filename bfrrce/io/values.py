@@ -20,6 +20,8 @@ from __future__ import annotations
 import csv
 import gzip
 import itertools
+import os
+import stat
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +35,8 @@ from protocols.core.hashing import dictionary_encode
 
 from ..columns import dictionary_keys
 
+DEFAULT_MAX_VALUE = 1 << 24  # the longest value, line, cell or header read (16 MiB; CLI --max-value)
+MAX_VALUE_BYTES = DEFAULT_MAX_VALUE
 CHUNK_ROWS = 1 << 17        # rows per chunk (Parquet record batches, stdlib readers: ~12 MB of str)
 _CSV_BLOCK = 1 << 22        # bytes of CSV lines parsed at a time: 2, 4 and 8 MiB take the same CPU
                             # time; 4 MiB keeps estimate FILE's peak RSS near 225 MB (8 MiB: 270)
@@ -82,11 +86,36 @@ def _kind(path: Path) -> str:
     return path.with_suffix("").suffix if path.suffix == ".gz" else path.suffix
 
 
-def _check_file(path) -> Path:
+def check_input(path) -> Path:
+    """``path`` as a Path, refused (:class:`InputError`) unless it names an existing regular
+    file: a FIFO would block and a device such as /dev/zero never ends."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise InputError(f"a file name must be a str or a path, got {type(path).__name__}: {path!r:.80}")
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"no such file: {path}")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise InputError(f"{path} cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path} is not a regular file (a FIFO, a device or a folder): "
+                         "copy the data to a file first")
     return path
+
+
+_check_file = check_input
+
+
+def _bounded_lines(fh):
+    """The lines of a text file, each refused beyond ``MAX_VALUE_BYTES`` characters before it
+    is held whole (a long line of a decompressed file included)."""
+    limit = MAX_VALUE_BYTES
+    while line := fh.readline(limit + 1):
+        if len(line) > limit and not line.endswith(("\n", "\r")):
+            raise InputError(f"{getattr(fh, 'name', 'input')}: a line longer than {limit:,} characters "
+                             "(the value size limit, --max-value)")
+        yield line
 
 
 def _open_text(path):
@@ -103,36 +132,89 @@ def _batched(values, size):
 # -- raw chunks: a pyarrow string/binary array or a list of str, empty cells removed -----------
 def _text_chunks(path, chunk_rows):
     with _open_text(path) as fh:
-        yield from _batched((line.rstrip("\r\n") for line in fh if line.strip()), chunk_rows)
+        yield from _batched((line.rstrip("\r\n") for line in _bounded_lines(fh) if line.strip()), chunk_rows)
 
 
 def _stdlib_csv_chunks(path, column, chunk_rows, delimiter):
-    csv.field_size_limit(max(csv.field_size_limit(), 2 ** 31 - 1))   # no limit on a cell's length
+    csv.field_size_limit(MAX_VALUE_BYTES)
     with _open_text(path) as fh:
-        reader = csv.reader(fh, delimiter=delimiter)
-        j = next(reader).index(column)
-        yield from _batched((row[j] for row in reader if len(row) > j and row[j]), chunk_rows)
+        reader = csv.reader(_bounded_lines(fh), delimiter=delimiter)
+        header = next(reader)
+        j = header.index(column)
+        yield from _batched((row[j] for row in _full_rows(reader, len(header), path) if row[j]), chunk_rows)
 
 
-def _line_blocks(fh, size):
+def _full_rows(reader, width, path):
+    """The non-blank rows of a CSV reader, refused (as pyarrow does) unless each has the
+    header's number of fields (RFC 4180: every record has the same number of fields)."""
+    for row in reader:
+        if row:
+            if len(row) != width:
+                raise InputError(f"{path.name} cannot be read: row {reader.line_num} has {len(row)} "
+                                 f"fields, the header {width} (RFC 4180)")
+            yield row
+
+
+def _header_end(fh):
+    """Read a CSV file's first record (RFC 4180: a quoted field may hold line breaks; the record
+    ends at CR, LF or CRLF outside quotes) from a binary file; returns the bytes after it that
+    were read."""
+    data, quoted, start = b"", False, 0
+    while True:
+        block = fh.read(1 << 16)
+        data += block
+        for i in range(start, len(data)):
+            c = data[i]
+            if c == 34:
+                quoted = not quoted
+            elif c in (10, 13) and not quoted:
+                if c == 13 and i + 1 == len(data) and block:
+                    break                          # CR at a block end: is it CRLF?
+                return data[i + 2:] if data[i:i + 2] == b"\r\n" else data[i + 1:]
+        else:
+            if not block:
+                return b""
+            start = len(data)
+            if len(data) > MAX_VALUE_BYTES:
+                raise InputError(f"a CSV header longer than {MAX_VALUE_BYTES:,} bytes (--max-value)")
+            continue
+        start = i
+
+
+def _too_long():
+    return InputError(f"a CSV row longer than {MAX_VALUE_BYTES:,} bytes (an unclosed quote, or a value "
+                      "beyond the size limit, --max-value)")
+
+
+def _balanced_cut(data):
+    """(index after the last CR or LF of ``data`` with an even number of quotes before it, the
+    quotes before it); (0, 0) when there is none. One vectorised pass, linear in len(data)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if data.find(b'"') < 0:                              # memchr: the common case of no quotes
+        return max(data.rfind(b"\n"), data.rfind(b"\r")) + 1, 0
+    parity = np.cumsum(raw == 34, dtype=np.int64)
+    ends = np.flatnonzero(((raw == 10) | (raw == 13)) & (parity % 2 == 0))
+    if not ends.size:
+        return 0, 0
+    return int(ends[-1]) + 1, int(parity[ends[-1]])
+
+
+def _line_blocks(fh, size, rest=b""):
     """Blocks of whole CSV rows of about ``size`` bytes from a binary file (a longer row is one
     block of its own), each with the number of quote characters in it. A block ends at a line
-    end outside quotes: before it, the number of quotes is even (RFC 4180 doubles a quote
-    inside a quoted value)."""
-    rest = b""
+    end (CR or LF) outside quotes: before it, the number of quotes is even (RFC 4180 doubles a
+    quote inside a quoted value). A row longer than ``MAX_VALUE_BYTES`` is refused, so an
+    unclosed quote costs at most a few passes over that many bytes."""
     while True:
         block = fh.read(size)
+        if len(rest) > MAX_VALUE_BYTES:
+            raise _too_long()
         if not block:
             if rest:
                 yield rest, rest.count(b'"')
             return
         data = rest + block if rest else block
-        cut = data.rfind(b"\n") + 1
-        quotes = data.count(b'"', 0, cut) if data.find(b'"', 0, cut) >= 0 else 0   # find: memchr
-        while cut and quotes % 2:          # inside a quoted value: back to the line end before
-            previous = data.rfind(b"\n", 0, cut - 1) + 1
-            quotes -= data.count(b'"', previous, cut)
-            cut = previous
+        cut, quotes = _balanced_cut(data)
         if cut:
             yield memoryview(data)[:cut], quotes
         rest = data[cut:]
@@ -151,7 +233,11 @@ def _parse_block(arrow, block, quotes, names, delimiter, convert):
             raise
         table = pcsv.read_csv(buffer, pcsv.ReadOptions(column_names=names, block_size=len(block) + 1),
                               parse, convert)
-    return table.column(0).combine_chunks()
+    column = table.column(0).combine_chunks()
+    if len(column) and (pc_max := arrow[1].max(arrow[1].binary_length(column)).as_py() or 0) > MAX_VALUE_BYTES:
+        raise InputError(f"a CSV value of {pc_max:,} bytes, longer than the size limit {MAX_VALUE_BYTES:,} "
+                         "(--max-value)")
+    return column
 
 
 def _arrow_csv_chunks(arrow, path, column, delimiter, names):
@@ -162,9 +248,9 @@ def _arrow_csv_chunks(arrow, path, column, delimiter, names):
     convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
     with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh, \
             ThreadPoolExecutor(1) as parser:
-        fh.readline()                      # the header, parsed by _first_line_names
+        rest = _header_end(fh)             # the header, parsed (and bounded) by _first_line_names
         pending = None
-        for block, quotes in _line_blocks(fh, _CSV_BLOCK):
+        for block, quotes in _line_blocks(fh, _CSV_BLOCK, rest):
             parsed = parser.submit(_parse_block, arrow, block, quotes, names, delimiter, convert)
             if pending is not None:
                 yield pending.result()
@@ -175,15 +261,16 @@ def _arrow_csv_chunks(arrow, path, column, delimiter, names):
 
 def _first_line_names(path, delimiter):
     with _open_text(path) as fh:
-        return next(csv.reader(fh, delimiter=delimiter), [])
+        return next(csv.reader(_bounded_lines(fh), delimiter=delimiter), [])
 
 
 def _parquet_chunks(arrow, path, column, chunk_rows):
     pa, pc, _, pq = arrow
     parquet = pq.ParquetFile(path)
     names = parquet.schema_arrow.names
-    if column not in names:
-        raise InputError(f"column {column!r} not in {path.name} (columns: {names})")
+    if names.count(column) != 1:
+        raise InputError(f"column {column!r} {'not in' if column not in names else 'appears twice in'} "
+                         f"{path.name} (columns: {names})")
     kind = parquet.schema_arrow.field(column).type
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
@@ -208,8 +295,9 @@ def _raw_chunks(path, column, chunk_rows):
     elif kind in (".csv", ".tsv"):
         delimiter = "\t" if kind == ".tsv" else ","
         names = _first_line_names(path, delimiter)
-        if column not in names:
-            raise InputError(f"column {column!r} not in {path.name} (columns: {names})")
+        if names.count(column) != 1:
+            raise InputError(f"column {column!r} {'not in' if column not in names else 'appears twice in'} "
+                             f"{path.name} (columns: {names})")
         if arrow is None:
             yield from _stdlib_csv_chunks(path, column, chunk_rows, delimiter)
         else:

@@ -21,6 +21,7 @@ Theorem 2). Mechanisms override ``_support`` (reports → C) and set ``p_star``,
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import ArrayLike
 
-from protocols.core.randomness import RNG
+from protocols.core.randomness import RNG, simulating
 from protocols.core.registry import register
 from protocols.core.validation import check_int, check_probability, check_values
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
@@ -148,9 +149,43 @@ def user_counts(values: ArrayLike, counts: ArrayLike | None = None) -> tuple[Arr
     c = np.asarray(counts)
     if c.dtype == bool or not np.issubdtype(c.dtype, np.integer):
         raise LDPTypeError(f"counts must be integers, got dtype {c.dtype}")
+    if c.dtype == np.uint64 and c.size and c.max() > np.iinfo(np.int64).max:
+        raise LDPValueError(f"counts must be below 2**63, got {int(c.max())}")
     if c.shape != (len(values),) or (c < 0).any():
         raise LDPValueError(f"counts must be one non-negative integer per value, got shape {c.shape}")
     return values, c.astype(np.int64)
+
+
+def _lossless(values):
+    """``values`` as an array without numpy's text conversion of mixed lists (ints and str
+    become text, trailing NULs of bytes are dropped): such lists stay Python objects."""
+    if isinstance(values, np.ndarray):
+        return values
+    arr = np.asarray(values)
+    return np.fromiter(values, dtype=object, count=len(values)) if arr.dtype.kind in "USO" else arr
+
+
+def _charging(privatize):
+    """``privatize`` that also takes ``accountant=`` (a :class:`protocols.accountant.PrivacyAccountant`),
+    ``users=`` (one id per value: the ledger is per user) and ``keys=`` (memo keys; default, for
+    a memoized mechanism given ``secrets=``, its :meth:`memo_keys`), and charges the accountant
+    before any report is produced: over budget, :class:`protocols.accountant.BudgetExceeded`
+    is raised and nothing is produced or charged."""
+    @functools.wraps(privatize)
+    def charged(self, values, *args, accountant=None, users=None, keys=None, **kwargs):
+        if accountant is None:
+            if users is not None or keys is not None:
+                raise LDPTypeError("users= and keys= go with accountant=")
+            return privatize(self, values, *args, **kwargs)
+        if users is None:
+            raise LDPTypeError("accountant= needs users=: one user id per value (the ledger is per user)")
+        if keys is None and kwargs.get("secrets") is not None and hasattr(self, "memo_keys"):
+            keys = self.memo_keys(values, kwargs["secrets"])
+        if keys is None and kwargs.get("secrets") is not None and hasattr(self, "epsilon_permanent"):
+            keys = values                      # RAPPOR: the memo key is the value
+        accountant.spend(users, self, keys)
+        return privatize(self, values, *args, **kwargs)
+    return charged
 
 
 @dataclass(frozen=True)
@@ -226,6 +261,8 @@ class Mechanism(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         register(cls)
+        if "privatize" in cls.__dict__ and not getattr(cls.__dict__["privatize"], "__isabstractmethod__", False):
+            cls.privatize = _charging(cls.__dict__["privatize"])
 
     @abc.abstractmethod
     def privatize(self, values: ArrayLike, rng: RNG = None) -> Any:
@@ -368,7 +405,8 @@ class Mechanism(abc.ABC):
             What :meth:`aggregate` would return on the users' reports (same law).
         """
         values, counts = user_counts(values, counts)
-        return self.aggregate(self.privatize(np.repeat(np.asarray(values), counts), rng))
+        with simulating():
+            return self.aggregate(self.privatize(np.repeat(_lossless(values), counts), rng))
 
     @abc.abstractmethod
     def estimate(self, aggregate: Any) -> Any:

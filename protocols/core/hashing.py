@@ -11,12 +11,13 @@ Arrow stores strings); a batch of fewer than 64 keys goes through ``mmh3``, fast
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import mmh3
 import numpy as np
 from numpy.typing import ArrayLike
 
-from protocols.errors import LDPTypeError, LDPValueError
+from protocols.errors import LDPTypeError, LDPValueError, caller_level
 
 _FEW_KEYS = 64
 _C1 = np.uint32(0xCC9E2D51)
@@ -98,13 +99,95 @@ def canonical_key(value: bytes | str | int) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
-        return value.encode("utf-8")
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise LDPValueError(f"str key {value[:40]!r} is not valid Unicode text ({exc.reason}: "
+                                "a lone surrogate has no UTF-8 bytes)") from None
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         try:
             return int(value).to_bytes(8, "little", signed=True)
         except OverflowError:
             raise LDPValueError(f"integer key {value!r} does not fit in 64 bits") from None
     raise LDPTypeError(f"keys must be bytes, str or integers, got {type(value).__name__}: {value!r}")
+
+
+def as_keys(values) -> np.ndarray:
+    """A batch of keys as a 1-D array that keeps every key's canonical bytes (the one
+    conversion every path uses before indexing keys: privatize, simulate, candidates, CMS/HCMS
+    clients and server, RAPPOR).
+
+    ``numpy.asarray`` of a list turns ints mixed with str into text and drops trailing NULs of
+    bytes; here a list of integers becomes int64 and any other list an object array of the
+    values themselves. Arrays are returned as they are, after the refusals below.
+
+    Raises
+    ------
+    LDPTypeError
+        A masked array (masked entries are not users), or an array of floats, complex numbers,
+        booleans, datetimes or timedeltas (their integer view would make 1 s, 1 ms and 1 one
+        key: pass text or integers in an explicit unit), or more than one dimension.
+    """
+    if isinstance(values, (str, bytes, set, frozenset, dict)) or not hasattr(values, "__len__"):
+        raise LDPTypeError(f"keys must be a sequence (list, tuple, 1-D array), got {type(values).__name__}: "
+                           f"{values!r:.80} (one str or bytes key: wrap it as [key])")
+    if isinstance(values, np.ndarray):
+        check_key_dtype(values)
+        if values.ndim != 1:
+            raise LDPTypeError(f"keys must be one-dimensional, got shape {values.shape}")
+        return values
+    seq = list(values)
+    if seq and all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in seq):
+        try:
+            return np.array([int(v) for v in seq], dtype=np.int64)
+        except OverflowError:
+            raise LDPValueError("integer keys must fit in 64 bits") from None
+    return np.fromiter(seq, dtype=object, count=len(seq))
+
+
+def distinct_keys(values) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys of a batch (one representative each, equal canonical bytes being one
+    key) and how many times each occurs: (keys, int64 counts)."""
+    keys = as_keys(values)
+    if keys.dtype != object:
+        return np.unique(keys, return_counts=True)
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(canonical_key(v), i) for i, v in enumerate(keys)),
+                        dtype=np.intp, count=len(keys))
+    first = np.fromiter(index.values(), dtype=np.intp, count=len(index))
+    order = np.unique(codes, return_inverse=True)[1]
+    return keys[first], np.bincount(order, minlength=len(first)).astype(np.int64)
+
+
+def deduplicate(values, name: str = "candidates") -> np.ndarray:
+    """``values`` (:func:`as_keys`) with each canonical key once, in first-occurrence order; a
+    ``UserWarning`` says how many repeats were dropped (a candidate listed twice would otherwise
+    be counted twice by the methods that sum over candidates)."""
+    keys = as_keys(values)
+    if keys.dtype == object:
+        index: dict = {}
+        for i, v in enumerate(keys):
+            index.setdefault(canonical_key(v), i)
+        first = np.fromiter(index.values(), dtype=np.intp, count=len(index))
+    else:
+        first = np.sort(np.unique(keys, return_index=True)[1])
+    if len(first) < len(keys):
+        warnings.warn(f"{len(keys) - len(first)} duplicated {name} ignored: each value counts once",
+                      UserWarning, stacklevel=caller_level())
+        return keys[first]
+    return keys
+
+
+def check_key_dtype(arr: np.ndarray) -> None:
+    """Refuse arrays whose dtype has no canonical key (:func:`as_keys`)."""
+    if isinstance(arr, np.ma.MaskedArray):
+        raise LDPTypeError("keys must not be a masked array (masked entries would count as users): "
+                           "pass values.compressed()")
+    if arr.dtype == bool or arr.dtype.kind in "fcmM":
+        what = {"m": "timedeltas", "M": "datetimes"}.get(arr.dtype.kind, f"dtype {arr.dtype}")
+        raise LDPTypeError(f"keys must be bytes, str or integers, got {what}"
+                           + (" (convert them to text or to integers in an explicit unit)"
+                              if arr.dtype.kind in "mM" else ""))
 
 
 def key_matrix(values: ArrayLike) -> np.ndarray | None:
@@ -128,6 +211,8 @@ def key_matrix(values: ArrayLike) -> np.ndarray | None:
         Integers outside the signed 64-bit range.
     """
     arr = values if isinstance(values, np.ndarray) else None
+    if arr is not None:
+        check_key_dtype(arr)
     if arr is None:
         seq = list(values)
         if seq and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in seq):
@@ -152,6 +237,9 @@ def key_matrix(values: ArrayLike) -> np.ndarray | None:
     if arr.dtype.kind == "f":
         raise LDPTypeError(f"keys must be bytes, str or integers, got dtype {arr.dtype}")
     return None
+
+
+_LONG_KEY = 1024          # bytes from which a rare key length is hashed by mmh3 key by key
 
 
 def _check_seeds(seeds):
@@ -192,7 +280,8 @@ def hash_keys(values: ArrayLike, seeds: ArrayLike) -> np.ndarray:
         return np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
     if isinstance(values, np.ndarray) and values.dtype.kind in "US":
         raw, lengths = _string_bytes(values.ravel())
-        return _hash_grouped(lambda rows, width: raw[rows, :width], lengths, seeds)
+        return _hash_grouped(lambda rows, width: raw[rows, :width], lengths, seeds,
+                             lambda row, width: raw[row, :width].tobytes())
     values = values.tolist() if isinstance(values, np.ndarray) else list(values)
     if len(values) < _FEW_KEYS:            # numpy's per-call overhead exceeds mmh3's per-key cost
         keys = [canonical_key(v) for v in values]
@@ -249,7 +338,8 @@ def hash_buffer(data, offsets, seeds):
     offsets = np.asarray(offsets, dtype=np.int64)
     starts = offsets[:-1]
     return _hash_grouped(lambda rows, width: data[starts[rows, None] + np.arange(width)],
-                         np.diff(offsets), seeds)
+                         np.diff(offsets), seeds,
+                         lambda row, width: data[starts[row]:starts[row] + width].tobytes())
 
 
 def _string_bytes(arr):
@@ -266,16 +356,27 @@ def _string_bytes(arr):
             nonzero = raw != 0
             last = raw.shape[1] - np.argmax(nonzero[:, ::-1], axis=1)
             return raw, np.where(nonzero.any(axis=1), last, 0).astype(np.int64)
-        arr = np.char.encode(arr, "utf-8")
+        try:
+            arr = np.char.encode(arr, "utf-8")
+        except UnicodeEncodeError as exc:
+            raise LDPValueError(f"str keys must be valid Unicode text ({exc.reason}: a lone surrogate "
+                                "has no UTF-8 bytes)") from None
     raw = arr.view(np.uint8).reshape(arr.size, arr.dtype.itemsize)
     return raw, np.char.str_len(arr).astype(np.int64)
 
 
-def _hash_grouped(matrix_of, lengths, seeds):
-    """Hash variable-length keys with one vectorised pass per key length."""
+def _hash_grouped(matrix_of, lengths, seeds, row_bytes):
+    """Hash variable-length keys with one vectorised pass per key length; a length held by few
+    keys that are long (fewer keys than 4-byte blocks / 16) is hashed key by key by mmh3, in
+    linear time and without a matrix of indices."""
     out = np.empty((lengths.size, len(seeds)), dtype=np.uint32)
     for width in np.unique(lengths):
         rows = np.flatnonzero(lengths == width)
+        if width >= _LONG_KEY and 64 * len(rows) < width:
+            for row in rows:
+                key = row_bytes(int(row), int(width))
+                out[row] = [mmh3.hash(key, s, signed=False) for s in seeds]
+            continue
         matrix = matrix_of(rows, int(width))
         out[rows] = np.stack([murmur3_fixed(matrix, s) for s in seeds], axis=1)
     return out

@@ -2,11 +2,18 @@
 
 Memoized clients (Ding, Kulkarni, Yekhanin, NeurIPS 2017, Section 3; RAPPOR's permanent response)
 derive all their randomness from a per-user 64-bit secret, so the same state gives the same report
-in every round (docs/accountant.md). MurmurHash3 of (secret, key): uniform, not a cryptographic PRF.
+in every round (docs/accountant.md). MurmurHash3 of (secret, mechanism, key): uniform, not a
+cryptographic PRF. The mechanism word (:func:`mechanism_word`: its class and every parameter)
+makes the memos of two mechanisms, or of one mechanism with other parameters, independent when
+a user feeds them one secret: their reports then compose, ε_1 + ε_2, as the accountant charges.
 """
 
 from __future__ import annotations
 
+
+import functools
+import hashlib
+import json
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -14,9 +21,22 @@ from numpy.typing import ArrayLike
 from protocols.errors import LDPTypeError
 from protocols.core.hashing import murmur3_fixed
 from protocols.core.randomness import SystemRandom
+from protocols.core.registry import mechanism_params
 
 
 STREAM_ALPHA, STREAM_BIT, STREAM_SAMPLE = 0xA1, 0xB1, 0x5A
+
+
+@functools.lru_cache(maxsize=256)
+def _word(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little", signed=True)
+
+
+def mechanism_word(mechanism) -> int:
+    """A 64-bit word (signed int) naming a mechanism's class and parameters: the first 8 bytes
+    of the SHA-256 of its class name and constructor arguments (:mod:`protocols.core.registry`)."""
+    params = json.dumps(mechanism_params(mechanism), sort_keys=True, default=repr)
+    return _word(f"{type(mechanism).__module__}.{type(mechanism).__qualname__}:{params}")
 
 
 def keyed_uniform(secrets: ArrayLike, *keys: ArrayLike) -> np.ndarray:

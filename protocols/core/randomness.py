@@ -28,6 +28,8 @@ import functools
 import math
 import numbers
 import os
+import warnings
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Union
 
@@ -35,7 +37,7 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 from protocols.bits import packing as bits
-from protocols.errors import LDPTypeError, LDPValueError
+from protocols.errors import LDPTypeError, LDPValueError, PrivacyWarning, caller_level
 
 _ZEROS = memoryview(bytes(1 << 20))     # reused: fresh zero pages would cost page faults
 
@@ -103,6 +105,9 @@ def source(rng: RNG = None) -> Source:
     """Random source for client-side privatization: a new :class:`SystemRandom` when ``rng`` is
     None, the ``rng`` itself if it is a Generator or SystemRandom, else :func:`generator` (rng).
 
+    A seed or a Generator is client noise that can be replayed: a :class:`PrivacyWarning`
+    says so (a simulation silences it with :func:`simulating`).
+
     Parameters
     ----------
     rng : None, int, SeedSequence, BitGenerator, Generator or SystemRandom
@@ -114,9 +119,24 @@ def source(rng: RNG = None) -> Source:
     """
     if rng is None:
         return SystemRandom()
-    if isinstance(rng, (SystemRandom, np.random.Generator)):
+    if isinstance(rng, SystemRandom):
         return rng
-    return generator(rng)
+    src = rng if isinstance(rng, np.random.Generator) else generator(rng)
+    warnings.warn(SEEDED_WARNING, PrivacyWarning, stacklevel=caller_level())
+    return src
+
+
+@contextmanager
+def simulating():
+    """Silence the seeded-noise :class:`PrivacyWarning` inside a simulation (server-side code that
+    privatizes synthetic values with a seed on purpose)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="seeded client noise", category=PrivacyWarning)
+        yield
+
+
+SEEDED_WARNING = ("seeded client noise: whoever knows or guesses the seed replays the noise and "
+                  "recovers the values; seeds are for simulations only (rng=None for real clients)")
 
 
 def generator(rng: RNG = None) -> np.random.Generator:

@@ -26,7 +26,7 @@ from protocols.core.base import RNG, SupportCounts
 from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
 from protocols.mean.duchi import DuchiMean
 from protocols.core.randomness import source
-from protocols.core.memo import STREAM_ALPHA, STREAM_BIT, check_secrets, keyed_uniform
+from protocols.core.memo import STREAM_ALPHA, STREAM_BIT, check_secrets, keyed_uniform, mechanism_word
 
 
 
@@ -241,7 +241,7 @@ class MemoizedOneBitMean(OneBitMean):
         """
         scaled = (self.to_unit(values) + 1) / 2 * self.s
         floor = np.minimum(np.floor(scaled), self.s - 1)
-        alpha = keyed_uniform(secrets, STREAM_ALPHA)
+        alpha = keyed_uniform(secrets, mechanism_word(self), STREAM_ALPHA)
         return (floor + (alpha < scaled - floor)).astype(np.int64)
 
     def privatize(self, values: ArrayLike, rng: RNG = None, secrets: ArrayLike | None = None) -> np.ndarray:
@@ -265,7 +265,7 @@ class MemoizedOneBitMean(OneBitMean):
         secrets = check_secrets(secrets, n, source(rng))
         grid = self.memo_keys(values, secrets)
         one = self._one(grid)
-        return (keyed_uniform(secrets, STREAM_BIT, grid) < one).astype(np.uint8)
+        return (keyed_uniform(secrets, mechanism_word(self), STREAM_BIT, grid) < one).astype(np.uint8)
 
     def _one(self, grid):
         return 1 / (math.exp(self.epsilon) + 1) + grid / self.s * math.tanh(self.epsilon / 2)

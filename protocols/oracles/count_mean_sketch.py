@@ -41,7 +41,7 @@ from protocols.core.validation import check_array, check_epsilon, check_int, che
 from protocols.core.base import RNG, FrequencyOracle, SupportCounts, domain_counts
 from protocols.errors import LDPValueError
 from protocols.oracles.hadamard import parity, walsh_hadamard
-from protocols.core.hashing import hash_keys
+from protocols.core.hashing import as_keys, hash_keys
 from protocols.oracles.local_hashing import splitmix64
 from protocols.core.randomness import bernoulli, generator, integers, randomized_response_packed, source
 from protocols.core.simulation import simulate_from_reports
@@ -126,7 +126,7 @@ class _CountMeanSketch(FrequencyOracle):
         numpy.ndarray
             int64 columns (n,).
         """
-        keys = keys if isinstance(keys, np.ndarray) else np.asarray(keys)
+        keys = as_keys(keys)
         out = np.empty(len(rows), dtype=np.int64)
         for j in np.unique(rows):
             chosen = rows == j
@@ -145,7 +145,7 @@ class _CountMeanSketch(FrequencyOracle):
         return rows, self.row_columns(keys, rows)
 
     def _keys(self, keys):
-        keys = np.arange(self.d) if keys is None else keys
+        keys = np.arange(self.d) if keys is None else as_keys(keys)
         if len(keys) == 0:
             raise LDPValueError("no keys given")
         return keys

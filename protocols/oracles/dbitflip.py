@@ -31,7 +31,7 @@ from protocols.core.base import RNG, FrequencyOracle, SupportCounts
 from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.randomness import integers, randomized_response_bits, source
 from protocols.core.simulation import simulate_from_reports
-from protocols.core.memo import STREAM_BIT, STREAM_SAMPLE, check_secrets, keyed_uniform
+from protocols.core.memo import STREAM_BIT, STREAM_SAMPLE, check_secrets, keyed_uniform, mechanism_word
 
 # -- dBitFlip ---------------------------------------------------------------------------------
 
@@ -334,11 +334,12 @@ class MemoizedDBitFlip(DBitFlip):
         values = check_values(values, self.d)
         n = values.size
         secrets = check_secrets(secrets, n, source(rng))
+        word = mechanism_word(self)
         buckets = sample_buckets(
-            lambda i, high: np.floor(keyed_uniform(secrets, STREAM_SAMPLE, i) * high).astype(np.int64),
+            lambda i, high: np.floor(keyed_uniform(secrets, word, STREAM_SAMPLE, i) * high).astype(np.int64),
             n, self.d, self.num_bits)
         law = np.where(buckets == values[:, None], self.p, self.q)
-        u = keyed_uniform(secrets[:, None], STREAM_BIT, values[:, None], buckets)
+        u = keyed_uniform(secrets[:, None], word, STREAM_BIT, values[:, None], buckets)
         return BitFlipReports(buckets, (u < law).astype(np.uint8))
 
     def history_distribution(self, history: Sequence[int]) -> dict[tuple, float]:

@@ -38,7 +38,8 @@ from protocols.core.validation import check_int, check_probability
 from protocols.core.calibration import log_ratio
 from protocols.core.base import RNG, FrequencyOracle, SupportCounts
 from protocols.errors import LDPTypeError, LDPValueError
-from protocols.core.hashing import hash_keys, murmur3_fixed
+from protocols.core.hashing import as_keys, deduplicate, hash_keys, murmur3_fixed
+from protocols.core.memo import mechanism_word
 from protocols.core.randomness import randomized_response_packed, source
 from protocols.core.perturbation import bit_vector_distribution, check_grouped_reports, debias_counts, grouped_column_sums
 
@@ -279,11 +280,11 @@ class RAPPOR(FrequencyOracle):
             int64 (n, num_hashes) in [0, num_bits).
         """
         cohorts = np.asarray(cohorts, dtype=np.int64)
-        values = np.asarray(values) if not isinstance(values, list) else values
+        values = as_keys(values)
         out = np.empty((len(cohorts), self.num_hashes), dtype=np.int64)
         for c in np.unique(cohorts):
             rows = np.flatnonzero(cohorts == c)
-            subset = values[rows] if isinstance(values, np.ndarray) else [values[i] for i in rows]
+            subset = values[rows]
             seeds = int(c) * self.num_hashes + np.arange(self.num_hashes)
             out[rows] = hash_keys(subset, seeds) % np.uint32(self.num_bits)
         return out
@@ -292,8 +293,9 @@ class RAPPOR(FrequencyOracle):
         """B' for each user: a deterministic function of (secret, value), with the f/2, f/2, 1 − f law."""
         n = len(secrets)
         value_hash = hash_keys(values, [0x7A3]).astype(np.uint64)[:, 0]
-        keys = np.stack([np.asarray(secrets, dtype=np.uint64), value_hash], axis=1).astype("<u8")
-        key_bytes = keys.view(np.uint8).reshape(n, 16)
+        word = np.full(n, mechanism_word(self), dtype=np.int64).astype(np.uint64)
+        keys = np.stack([np.asarray(secrets, dtype=np.uint64), value_hash, word], axis=1).astype("<u8")
+        key_bytes = keys.view(np.uint8).reshape(n, 24)
         u = np.stack([murmur3_fixed(key_bytes, j) for j in range(self.num_bits)], axis=1)
         u = u.astype(np.float64) * 2.0 ** -32   # uniform on a 2^-32 grid
         filt = np.zeros((n, self.num_bits), dtype=bool)
@@ -469,9 +471,12 @@ class RAPPOR(FrequencyOracle):
         method : {"lasso", "nnls"}
             ``"lasso"`` (as published: Erlingsson, Pihur, Korolova 2014, Section 5; Fanti, Pihur,
             Erlingsson 2016): y_cj = t̂_cj / N_c, the estimated share of cohort c's users with bit j,
-            is regressed on X (:meth:`design_matrix`) and an intercept; the positive Lasso path
-            selects at most ``max_selected`` candidates (default min(500, ⌊0.8·rows⌋), as RAPPOR's
-            analysis code), then ordinary least squares on the intercept and the selected columns
+            is regressed on X (:meth:`design_matrix`) and an intercept; the positive Lasso path on
+            the even cohorts selects at most ``max_selected`` candidates (default min(500,
+            ⌊0.8·rows⌋), as RAPPOR's analysis code), then ordinary least squares on the odd cohorts
+            (sample splitting: the cohorts' reports are independent, so the p-values are valid for
+            the candidates selected; with one cohort both steps use it) on the intercept and the
+            selected columns
             gives the shares β, standard errors σ̂·sqrt(diag (X_SᵀX_S)⁻¹) with σ̂² = RSS/(rows − |S| − 1),
             and one-sided p-values Pr[t_dof ≥ β/se]. The (unpenalized) intercept is our addition:
             values outside the candidate list set bits uniformly at random, and without it their
@@ -510,7 +515,7 @@ class RAPPOR(FrequencyOracle):
         fit = {"lasso": self._fit_lasso, "nnls": self._fit_nnls}.get(method)
         if fit is None:
             raise LDPValueError(f"method must be 'lasso' or 'nnls', got {method!r}")
-        candidates = list(candidates)
+        candidates = list(deduplicate(candidates))
         agg = self.check_aggregate(aggregate)
         sizes = agg.counts[:, -1]
         keep = np.repeat(sizes > 0, self.num_bits)
@@ -528,8 +533,15 @@ class RAPPOR(FrequencyOracle):
         limit = (min(500, int(0.8 * rows)) if max_selected is None
                  else check_int(max_selected, "max_selected", 1))
         counts, stderr, p_values = np.zeros(M), np.full(M, np.inf), np.ones(M)
-        selected = lasso_select(X - X.mean(axis=0), y - y.mean(), limit)   # unpenalized intercept
-        beta, se, p = ols_fit(np.column_stack([np.ones(rows), X[:, selected]]), y)
+        cohort = np.repeat(np.arange(self.num_cohorts), self.num_bits)[keep]
+        choose = cohort % 2 == 0 if self.num_cohorts >= 2 and len(np.unique(cohort % 2)) == 2 \
+            else np.ones(rows, dtype=bool)
+        fit = ~choose if not choose.all() else choose
+        Xs, ys = X[choose], y[choose]
+        selected = lasso_select(Xs - Xs.mean(axis=0), ys - ys.mean(), min(limit, max(1, int(0.8 * len(ys)))))
+        if not len(selected):
+            return counts, stderr, p_values
+        beta, se, p = ols_fit(np.column_stack([np.ones(int(fit.sum())), X[fit][:, selected]]), y[fit])
         counts[selected], stderr[selected], p_values[selected] = agg.n * beta[1:], agg.n * se[1:], p[1:]
         return counts, stderr, p_values
 

@@ -77,13 +77,18 @@ def test_privatize_aggregate_estimate_pipeline(tmp_path):
         code, out, err = run(["privatize", str(data), "--column", "value", "--epsilon", "8",
                               "--L", "64", "--seed", str(part), "--out", str(path)])
         assert code == 0, err
+        assert "warning: --seed: seeded client noise" in err
         reports.append(str(path))
     sums = tmp_path / "sums.bfr"
     code, out, err = run(["aggregate", *reports, "--out", str(sums)])
+    assert code == 2 and "seeded" in err and "--allow-seeded" in err
+    code, out, err = run(["aggregate", *reports, "--out", str(sums), "--allow-seeded"])
     assert code == 0 and "8,000 reports from 2 batch(es)" in out
     code, out, err = run(["estimate", str(sums), "--aggregate"])
+    assert code == 2 and "seeded" in err
+    code, out, err = run(["estimate", str(sums), "--aggregate", "--allow-seeded"])
     assert code == 0 and "n=8000" in out and "L=64" in out
-    code, out, err = run(["aggregate", reports[0], reports[0], "--out", str(sums)])
+    code, out, err = run(["aggregate", reports[0], reports[0], "--out", str(sums), "--allow-seeded"])
     assert code == 2 and "already counted" in err
     code, out, err = run(["estimate", str(data), "--aggregate"])
     assert code == 2 and "not a BFRRCE file" in err
@@ -112,13 +117,14 @@ def test_estimate_chooses_its_parameters_and_says_so(tmp_path):
     code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--seed", "1"])
     assert code == 0, err
     assert out.startswith("distinct values: between")
-    (note,) = err.splitlines()
+    seeded, note = err.splitlines()               # --seed: the replayable-noise warning first
+    assert "warning: --seed" in seeded
     assert note.startswith("bfrrce: L=") and "chosen by the advisor for 3,000 rows at ε=4" in note
     code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--L", "256", "--seed", "1"])
     assert "L=256" in out and "l, perturbation chosen by the advisor" in err
     code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--L", "256", "--l", "1",
                           "--perturbation", "optimized", "--seed", "1"])
-    assert code == 0 and err == ""
+    assert code == 0 and [line for line in err.splitlines() if "warning: --seed" not in line] == []
 
 
 def test_estimate_json_and_out(tmp_path):
@@ -219,4 +225,6 @@ def test_quiet_drops_the_note():
     with tempfile.TemporaryDirectory() as folder:
         path = _values(Path(folder))
         code, out, err = run(["estimate", str(path), "--column", "value", "--epsilon", "4", "--seed", "1", "--quiet"])
-    assert code == 0 and err == "" and out.startswith("distinct values")
+    # --quiet drops the note of the chosen parameters, never the warning that seeded noise is replayable
+    assert code == 0 and out.startswith("distinct values")
+    assert [line for line in err.splitlines() if "warning: --seed" not in line] == []

@@ -20,3 +20,12 @@ def test_mutated_files_are_refused_or_valid():
     assert re.search(r"total: .*refused [\d,]+", out)
     for mutation in ("flip bit", "truncate", "insert bytes"):
         assert f" {mutation} " in out
+
+
+def test_cli_and_csv_reader_modes():
+    """The CLI on mutated files never shows a traceback; pyarrow and csv.reader agree."""
+    for mode in ("cli", "csv"):
+        done = subprocess.run([sys.executable, "-m", "benchmarks.fuzz", "--mode", mode, "--cases", "150",
+                               "--seed", "5"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "tracebacks and differences: 0" in done.stdout, done.stdout

@@ -25,6 +25,8 @@ def sums(counts, extra=0):
 def test_column_sums_round_trip(counts, extra):
     agg = sums(counts, extra)
     assert load_column_sums(dump_column_sums(agg), MECH) == (agg.as_batch(sums_batch(agg)) if agg.n else agg)
+    labelled = agg.as_batch("ab" * 32) if agg.n else agg
+    assert load_column_sums(dump_column_sums(labelled), MECH) == labelled
 
 
 @FUZZ

@@ -38,7 +38,7 @@ def header_of(data):
 @pytest.fixture(scope="module")
 def files():
     reports = MECH.privatize(np.arange(30), rng=0)
-    return dump_reports(MECH, reports, batch="0" * 32), dump_column_sums(MECH.aggregate(reports))
+    return dump_reports(MECH, reports), dump_column_sums(MECH.aggregate(reports))
 
 
 # -- tracebacks instead of errors ----------------------------------------------------------------
@@ -132,10 +132,10 @@ def test_large_n_is_exact_and_estimated():
     lambda: BFRRCE(epsilon=1.0, unit="item").privatize_sets({frozenset("a")}),
     lambda: MECH.simulate(["a", "b"], counts=[1.5, 2]),
     lambda: ColumnSums(MECH, np.full(64, 1.0), 3), lambda: ColumnSums(None, np.zeros(64, dtype=int), 3),
-    lambda: ColumnSums(MECH, [True] * 64, 3), lambda: dump_reports(MECH, MECH.privatize(["a"], rng=0), batch=123),
+    lambda: ColumnSums(MECH, [True] * 64, 3), lambda: dump_reports(MECH, MECH.privatize(["a"], rng=0), seeded=1),
 ], ids=["None", "int", "generator", "set", "dict", "2-D", "bytearray", "simulate None",
         "simulate iterator", "sets of ints", "str as a set", "set of sets", "float counts",
-        "float sums", "no mechanism", "bool sums", "int batch"])
+        "float sums", "no mechanism", "bool sums", "int seeded"])
 def test_wrong_types_are_ldp_type_errors(call):
     with pytest.raises(LDPTypeError):
         call()
@@ -151,7 +151,7 @@ def test_wrong_types_are_ldp_type_errors(call):
     lambda: ColumnSums(MECH, np.full(64, 4), 3), lambda: ColumnSums(MECH, np.ones(3, dtype=int), 3),
     lambda: ColumnSums(MECH, np.zeros(64, dtype=int), 3, frozenset({"not hex"})),
     lambda: ColumnSums(MECH, np.zeros(64, dtype=int), -1),
-    lambda: dump_reports(MECH, MECH.privatize(["a"], rng=0), batch="G" * 32),
+    lambda: ColumnSums(MECH, np.zeros(64, dtype=int), 3, frozenset({"G" * 64})),
 ], ids=["alpha", "confidence", "detection n=0", "level", "overflowing counts", "nan threshold",
         "sums above n", "3 sums for L=64", "bad batch", "negative n", "hex batch"])
 def test_wrong_values_are_ldp_value_errors(call):
@@ -195,7 +195,7 @@ def test_truncation_message_counts_the_reports_present(tmp_path):
             def seekable(self):
                 return False
         pipe = Pipe(fh)
-        mech_, n, _, crc = _read_report_header(pipe, None, "pipe")
+        mech_, n, _, _, crc = _read_report_header(pipe, None, "pipe")
         with pytest.raises(FormatError, match="truncated after 400 of 1000 reports"):
             list(_read_report_rows(pipe, mech_, n, crc, 1 << 16, "pipe"))
 
@@ -211,8 +211,11 @@ def test_trailing_bytes_are_refused(files):
     lambda h: {k: v for k, v in h.items() if k != "batch"},
     lambda h: {**h, "batch": "not a batch"},
     lambda h: {**h, "batch": 5},
-    lambda h: {**h, "batch": "A" * 32},
-], ids=["unknown key", "unknown mechanism key", "no batch", "bad batch", "int batch", "upper hex"])
+    lambda h: {**h, "batch": h["batch"].upper()},
+    lambda h: {**h, "batch": "0" * 64},
+    lambda h: {**h, "seeded": "no"},
+], ids=["unknown key", "unknown mechanism key", "no batch", "bad batch", "int batch", "upper hex",
+        "edited batch", "str seeded"])
 def test_report_headers_are_strict(files, change):
     with pytest.raises(FormatError):
         load_reports(rewrite(files[0], header=change(header_of(files[0]))))
@@ -225,7 +228,8 @@ def test_report_headers_are_strict(files, change):
     lambda h: {**h, "batches": h["batches"] * 2},
     lambda h: {**h, "batches": "0" * 32},
     lambda h: {"mechanism": h["mechanism"]},
-], ids=["unknown key", "no batches", "bad batch", "duplicate batch", "str batches", "missing"])
+    lambda h: {k: v for k, v in h.items() if k != "seeded"},
+], ids=["unknown key", "no batches", "bad batch", "duplicate batch", "str batches", "missing", "no seeded"])
 def test_sums_headers_are_strict(files, change):
     with pytest.raises(FormatError):
         load_column_sums(rewrite(files[1], header=change(header_of(files[1]))))
@@ -295,7 +299,7 @@ def test_forged_n_from_a_stream_allocates_little(files):
     forged = bytearray(files[0])
     forged[15 + hlen:23 + hlen] = struct.pack("<Q", 2 ** 40)
     pipe = Pipe(bytes(forged))
-    mech, n, _, crc = _read_report_header(pipe, None, "pipe")
+    mech, n, _, _, crc = _read_report_header(pipe, None, "pipe")
     rows = _read_report_rows(pipe, mech, n, crc, 1 << 62, "pipe")
     with pytest.raises(FormatError, match="truncated after 30 of 1099511627776"):
         for chunk in rows:

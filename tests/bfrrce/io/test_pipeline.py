@@ -12,7 +12,7 @@ import pytest
 from bfrrce import BFRRCE, bloom
 from bfrrce.cli import main
 from bfrrce.io import pipeline, values
-from bfrrce.io.formats import dump_reports, load_reports
+from bfrrce.io.formats import SeededError, dump_reports, load_reports
 from bfrrce.io.values import read_values
 from protocols import InputError
 from protocols.core.hashing import hash_buffer, hash_keys
@@ -79,11 +79,13 @@ def test_both_sums_follow_the_law_of_the_reports(data):
 def test_privatize_file_writes_the_bytes_of_dump_reports(data, tmp_path):
     path, rows = data
     out = tmp_path / "r.bfr"
-    assert pipeline.privatize_file(MECH, path, out, "address", rng=5, batch="ab" * 16) == len(rows)
-    expected = dump_reports(MECH, MECH.privatize(rows, rng=5), batch="ab" * 16)
-    assert out.read_bytes() == expected
-    mech, reports, batch = load_reports(out.read_bytes())
-    assert len(reports) == len(rows) and batch == "ab" * 16
+    assert pipeline.privatize_file(MECH, path, out, "address", rng=5) == len(rows)
+    reports = MECH.privatize(rows, rng=5)
+    assert out.read_bytes() == dump_reports(MECH, reports, seeded=True)
+    with pytest.raises(SeededError, match="seeded"):
+        load_reports(out.read_bytes())
+    mech, back, batch = load_reports(out.read_bytes(), allow_seeded=True)
+    assert len(back) == len(rows) and MECH.aggregate(reports).batches == {batch}
 
 
 def test_privatize_file_in_many_chunks_is_a_valid_file(data, tmp_path, monkeypatch):
