@@ -37,6 +37,7 @@ THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one 
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.8       # ... for the users outside (the rest for the values' slots)
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
+EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
 
 
 def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *,
@@ -197,6 +198,55 @@ def selection_bias(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q
     return bias, (found + 1) * share ** 2, max((tau - n * q) / (p - q), 0.0) * bias
 
 
+@functools.lru_cache(maxsize=256)
+def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple[float, float, float, float]:
+    """Exact g(t) = E_t[−e·1{c <= τ}] and v(t) = E_t[e²·1{c <= τ}] for a column of t users
+    (c ~ Binomial(t, p) + Binomial(n − t, q), e = (c − E c)/(p − q)): (g(0), max_{t>=1} g(t),
+    v(0), max_{t>=1} v(t)). Beyond T, where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is below
+    e^{-30} (Bernstein) and both vanish, so t = 0 … T is searched."""
+    k = int(tau)
+    if k < 0:
+        return 0.0, 0.0, 0.0, 0.0
+    reach = (6 + math.sqrt(48 + k)) ** 2                    # the E c beyond which c <= τ is negligible
+    top = int(min(n, max(math.ceil((reach - n * q) / (p - q)), 1)))
+    t = np.arange(top + 1)[:, None]
+    x = np.arange(k + 1)[None, :]
+    ones, zeros = stats.binom.pmf(x, t, p), stats.binom.pmf(x, n - t, q)
+    law = np.zeros((top + 1, k + 1))
+    for a in range(k + 1):                                # Pr_t[c = x], x <= τ: the convolution
+        law[:, a:] += ones[:, a:a + 1] * zeros[:, :k + 1 - a]
+    gap = (t * p + (n - t) * q - x) / (p - q)
+    g, v = np.sum(gap * law, axis=1), np.sum(gap ** 2 * law, axis=1)
+    return float(g[0]), float(g[1:].max(initial=0.0)), float(v[0]), float(v[1:].max(initial=0.0))
+
+
+def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q: float,
+                        tau: float, L: int, l: int, alpha: float):
+    """Upper confidence bound on U = Σ_{j : c_j <= τ} t_j as a function of D, with the selection
+    bias bounded exactly (used where an empty column's sum has sd below :data:`EXACT_BELOW`,
+    where :func:`selection_bias`'s plug-in fails).
+
+    U = Σ_{j∉H} t̂_j + Σ_j Y_j, Y_j = −e_j·1{c_j <= τ}, independent over columns, of mean g(t_j)
+    and second moment v(t_j) (:func:`_truncated_moments`, exact). At most K = min(L, l·D)
+    columns are occupied, so Σ_j g(t_j) <= L·g(0) + K·(g* − g(0))⁺ with g* = max_{t>=1} g(t),
+    and the same for v: U⁺(D) = Σ_{j∉H} t̂_j + B(D) + z·V(D)^{1/2} (normal approximation).
+
+    Returns
+    -------
+    callable
+        D ↦ U⁺(D), non-decreasing.
+    """
+    g0, g1, v0, v1 = _truncated_moments(n, p, q, tau)
+    base = float(np.sum(t_hat[counts <= tau]))
+    z = -float(special.ndtri(alpha))
+
+    def users_out(values: float) -> float:
+        k = min(float(L), l * values)
+        return base + L * g0 + k * max(g1 - g0, 0.0) + z * math.sqrt(L * v0 + k * max(v1 - v0, 0.0))
+
+    return users_out
+
+
 def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
                         p: float, q: float, tau: float, total: float | None,
                         alpha: float) -> tuple[float, str]:
@@ -262,8 +312,9 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
 
     Parameters
     ----------
-    users_out : float
-        Upper bound on the users (user-column pairs) outside H.
+    users_out : float or callable
+        Upper bound on the users (user-column pairs) outside H, or D ↦ that bound (non-decreasing,
+        :func:`users_outside_exact`).
     inside : int
         |H|.
     L, l : int
@@ -282,17 +333,17 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
     K. Joag-Dev, F. Proschan, "Negative association of random variables, with applications",
     Ann. Statist. 11(1), 1983.
     """
-    users_out = max(users_out, 0.0)
+    bound = users_out if callable(users_out) else (lambda d, u=users_out: u)
 
     def excess(d):
         repeats = float(stats.poisson.isf(alpha / 2, d * l * (l - 1) / (2 * L))) if l > 1 else 0.0
-        return l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2) - users_out
+        return l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2) - max(bound(d), 0.0)
 
     if inside >= L:
         return math.inf
     if math.isfinite(cap) and excess(cap) <= 0:
         return cap
-    lo = min(users_out / l, cap)                      # l·D − R − top <= l·D = U there
+    lo = min(max(bound(0.0), 0.0) / l, cap)          # l·D − R − top <= l·D = U(0) <= U(D) there
     hi = min(lo + inside + 1.0, cap)
     while excess(hi) <= 0:
         lo, hi = hi, min(2 * hi, cap)
@@ -350,10 +401,17 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
         clean = tail is None                    # no empty column above τ, but with probability
         tau = _null_quantile(FALSE_POSITIVE * a / L if clean else tail, n, q)
         inside = int(np.sum(counts > tau))
-        users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
-                                             total=total, alpha=MASS_SHARE * a)
+        if math.sqrt(count_variance(0, n, p, q)) < EXACT_BELOW:
+            users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
+                                            alpha=MASS_SHARE * a)
+            way = "exact"
+        else:
+            users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
+                                                 total=total, alpha=MASS_SHARE * a)
         values = values_upper_by_slots(users_out, inside, L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * a,
                                        cap=min(float(cap), best))       # no search past the best
+        if callable(users_out):
+            users_out = users_out(min(values, float(cap)))
         if values < best:
             best, chosen = values, {"tau": float(tau), "columns_in": inside,
                                     "users_out_upper": users_out, "users_out_by": way}
