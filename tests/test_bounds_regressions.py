@@ -8,8 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy import special
 
 from bfrrce import BFRRCE
+from bfrrce.estimation import moments
+from protocols.ue import count_variance, debias_counts
 
 
 def coverage(counts, runs, **options):
@@ -35,3 +38,44 @@ def test_upper_bound_covers_when_empty_columns_are_nearly_silent(counts, epsilon
     """n·q < 0.02: the selection bias of the threshold is bounded exactly, not by the plug-in."""
     runs = 20
     assert coverage(counts, runs, epsilon=epsilon, L=L, l=1) >= floor_of(runs)
+
+
+@pytest.mark.parametrize("t, epsilon, L", [((5,), 12, 65536), ((5, 5), 10, 16384)])
+def test_second_moment_upper_covers_nearly_empty_columns(t, epsilon, L):
+    """nq < 1, L ≫ n²: the fourth cumulant of the empty columns dominates Var Ŝ₂; the upper bound
+    on S₂ = Σ t_j² (the lower bound on D is N²/S₂⁺) misses at most at its level α."""
+    n = sum(t)
+    p = 1 / (1 + math.exp(-epsilon / 2))              # symmetric perturbation, one hash
+    q = 1 - p
+    users = np.zeros(L, dtype=np.int64)
+    users[:len(t)] = t
+    alpha, runs = 0.025 / 4, 400
+    z = -float(special.ndtri(alpha))
+    rng = np.random.default_rng(12)
+    misses = 0
+    for _ in range(runs):
+        counts = rng.binomial(users, p) + rng.binomial(n - users, q)
+        t_hat, var_hat = debias_counts(counts, n, p, q)
+        misses += moments.second_moment_upper(t_hat, var_hat, n, p, q, z) < sum(x * x for x in t)
+    assert misses <= runs * alpha + 5 * math.sqrt(runs * alpha * (1 - alpha))
+
+
+def test_square_variance_is_exact():
+    """Var(t̂² − V̂) of one column against a large simulation (5σ of the sample variance)."""
+    n, p, q, draws = 50, 0.9, 0.02, 200_000
+    rng = np.random.default_rng(3)
+    for t in (0, 1, 5, 30):
+        c = rng.binomial(t, p, draws) + rng.binomial(n - t, q, draws)
+        t_hat = (c - n * q) / (p - q)
+        terms = t_hat ** 2 - count_variance(t_hat, n, p, q) / (p - q) ** 2
+        want = float(moments.square_variance(t, n, p, q))
+        fourth = np.mean((terms - terms.mean()) ** 4)
+        assert abs(terms.var() - want) <= 5 * math.sqrt((fourth - want ** 2) / draws)
+
+
+def test_crossed_bounds_keep_the_upper_bound():
+    """The review's seed: a lower bound above the upper one lowers the lower, never raises the
+    upper (it printed "between 9 and 9" for D = 2)."""
+    m = BFRRCE(epsilon=10, L=16384, l=1, perturbation="symmetric", seed=150)
+    est = m.estimate(m.simulate(np.arange(2) + 10**9, counts=[5, 5], rng=150))
+    assert est.lower <= 2 <= est.upper
