@@ -79,3 +79,17 @@ def test_crossed_bounds_keep_the_upper_bound():
     m = BFRRCE(epsilon=10, L=16384, l=1, perturbation="symmetric", seed=150)
     est = m.estimate(m.simulate(np.arange(2) + 10**9, counts=[5, 5], rng=150))
     assert est.lower <= 2 <= est.upper
+
+
+def test_full_filter_with_few_values_finishes():
+    """The review's hang (L = 16, l = 3, 10 values × 1,000 users): every search loop is bounded
+    and stops at the cap n."""
+    import signal
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("estimate() took over 30 s"))
+    signal.alarm(30)
+    try:
+        m = BFRRCE(epsilon=4, L=16, l=3, seed=1, perturbation="symmetric")
+        est = m.estimate(m.simulate(np.arange(10), counts=np.full(10, 1000), rng=1))
+    finally:
+        signal.alarm(0)
+    assert est.lower <= 10 <= est.upper <= 10_000

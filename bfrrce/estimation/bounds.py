@@ -345,11 +345,17 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
         return cap
     lo = min(max(bound(0.0), 0.0) / l, cap)          # l·D − R − top <= l·D = U(0) <= U(D) there
     hi = min(lo + inside + 1.0, cap)
-    while excess(hi) <= 0:
-        lo, hi = hi, min(2 * hi, cap)
-        if hi > 2.0 ** 50:
+    for _ in range(64):                   # doubling stops at the cap (excess(cap) > 0 there)
+        if excess(hi) > 0:
+            break
+        if hi >= min(cap, 2.0 ** 50):
             return math.inf
-    while hi - lo > max(3e-3 * hi, 0.5):
+        lo, hi = hi, min(2 * hi, cap)
+    else:
+        return math.inf
+    for _ in range(64):                   # bisection, each step halves hi − lo
+        if hi - lo <= max(3e-3 * hi, 0.5):
+            break
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
     return hi

@@ -132,7 +132,11 @@ def second_moment_upper(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float
 
     low = max(s2, 0.0)
     high = max(2 * plug_in, 1.0)
-    while short(high) <= 0:
+    for _ in range(1100):                 # doubling up to the float range
+        if short(high) > 0:
+            break
         high *= 2
+    else:
+        return math.inf
     score = optimize.brentq(short, low, high, rtol=1e-6) if short(low) < 0 else low
     return max(plug_in, score)
