@@ -479,12 +479,20 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
     apply any procedure valid at ε' < ε to the sums degraded to the law at ε', so a bound that
     takes the smallest over a fixed grid of ε' gets no worse with more ε.
 
+    The sums as reported get α/2 and each law α/(2·|laws|) whether or not it is computed, so the
+    level of a law does not depend on the ε of the reports (:meth:`bfrrce.BFRRCE.degraded_laws`
+    always gives six). The laws are tried from the highest ε' down and the search
+    stops at the first that does not improve on the best so far (below the cap): the minimum
+    over any data-chosen subset of bounds, each valid at its share, is valid at the sum of
+    the shares; stopping only saves time where the bound is unimodal in ε'.
+
     Parameters
     ----------
     counts, t_hat, var_hat, n, p, q, L, l, total, cap, alpha
         As :func:`upper_bound`.
     laws : dict
-        {ε': (p', q')} of smaller ε (those that are not a channel from (p, q) are skipped).
+        {ε': (p', q')} of smaller ε, highest first (those that are not a channel from (p, q) are
+        skipped).
 
     Returns
     -------
@@ -492,17 +500,20 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
         The bound and the ingredients of the law that gave it, with ``"upper_epsilon"`` (None:
         the sums as reported).
     """
-    channels = {eps: thinning(p, q, *law) for eps, law in laws.items()}
-    channels = {eps: ab for eps, ab in channels.items() if ab is not None}
-    a = alpha / (1 + len(channels))
-    best, info = upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, total=total, cap=cap, alpha=a)
+    own = alpha / 2 if laws else alpha
+    a = (alpha - own) / max(len(laws), 1)
+    best, info = upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, total=total, cap=cap, alpha=own)
     info["upper_epsilon"] = None
-    for eps, (keep, flip) in channels.items():
-        p2, q2 = laws[eps]
-        degraded = degrade_counts(counts, n, keep, flip)
+    for eps, (p2, q2) in laws.items():
+        channel = thinning(p, q, p2, q2)
+        if channel is None:
+            continue
+        degraded = degrade_counts(counts, n, *channel)
         t2, v2 = debias_counts(degraded, n, p2, q2)
         value, got = upper_bound(degraded, t2, v2, n=n, p=p2, q=q2, L=L, l=l, total=total,
                                  cap=min(cap, best), alpha=a)
         if value < best:
             best, info = value, {**got, "upper_epsilon": eps}
+        elif best < cap:                  # no better than the best below the cap: stop (speed)
+            break
     return best, info
