@@ -93,3 +93,10 @@ def test_full_filter_with_few_values_finishes():
     finally:
         signal.alarm(0)
     assert est.lower <= 10 <= est.upper <= 10_000
+
+
+def test_upper_bound_is_an_integer():
+    """D is an integer, so D <= x means D <= ⌊x⌋: the reported upper bound is rounded down."""
+    m = BFRRCE(epsilon=4, L=1024, seed=3)
+    est = m.estimate(m.simulate(np.repeat(np.arange(300), 20), rng=3))
+    assert est.upper == math.floor(est.upper) and est.lower <= 300 <= est.upper
