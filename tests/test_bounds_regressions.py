@@ -100,3 +100,12 @@ def test_upper_bound_is_an_integer():
     m = BFRRCE(epsilon=4, L=1024, seed=3)
     est = m.estimate(m.simulate(np.repeat(np.arange(300), 20), rng=3))
     assert est.upper == math.floor(est.upper) and est.lower <= 300 <= est.upper
+
+
+def test_upper_bound_never_below_one_value():
+    """D >= 1 for sure with one value per user: one value held by 5 users at ε = 12 (an upper
+    bound of 0 was a miss at L = 65,536), so the upper bound is at least 1 in every run."""
+    for seed in range(40):
+        m = BFRRCE(epsilon=12, L=4096, perturbation="symmetric", seed=seed)
+        est = m.estimate(m.simulate(np.array([10**9] * 5), rng=seed))
+        assert est.upper >= 1

@@ -369,6 +369,8 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
         lower, low["lower_stderr"] = float(n), 0.0
     lower = float(math.floor(lower + 1e-9))       # D is an integer: D >= x means D >= ⌊x⌋ too
     upper = float(math.floor(upper)) if math.isfinite(upper) else upper    # D <= x means D <= ⌊x⌋
+    if unit == "value" and n >= 1:               # D >= 1 for sure: an upper bound below 1 only misses
+        upper = max(upper, 1.0)
     crossed = upper < lower                       # a bound failed, or sums the model cannot give
     lower = min(lower, upper)                     # never raise an upper bound from a lower one
     value, se, visible, visible_se, details = ESTIMATORS[method](
