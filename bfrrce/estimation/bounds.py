@@ -199,14 +199,15 @@ def selection_bias(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q
 
 
 @functools.lru_cache(maxsize=256)
-def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple[float, float, float, float]:
+def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple[float, float, np.ndarray, np.ndarray]:
     """Exact g(t) = E_t[−e·1{c <= τ}] and v(t) = E_t[e²·1{c <= τ}] for a column of t users
-    (c ~ Binomial(t, p) + Binomial(n − t, q), e = (c − E c)/(p − q)): (g(0), max_{t>=1} g(t),
-    v(0), max_{t>=1} v(t)). Beyond T, where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is below
-    e^{-30} (Bernstein) and both vanish, so t = 0 … T is searched."""
+    (c ~ Binomial(t, p) + Binomial(n − t, q), e = (c − E c)/(p − q)), as (g(0), v(0), and the
+    tables M(λ) = max_{t>=1} (h(t) − λt)⁺ of h = (g − g(0))⁺ and of (v − v(0))⁺ over the grid
+    :data:`_LAMBDAS` of λ). Beyond the t where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is
+    below e^{-30} (Bernstein) and both vanish, so t = 0 … that t is searched."""
     k = int(tau)
     if k < 0:
-        return 0.0, 0.0, 0.0, 0.0
+        return 0.0, 0.0, np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size)
     reach = (6 + math.sqrt(48 + k)) ** 2                    # the E c beyond which c <= τ is negligible
     top = int(min(n, max(math.ceil((reach - n * q) / (p - q)), 1)))
     t = np.arange(top + 1)[:, None]
@@ -217,18 +218,28 @@ def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple[float, f
         law[:, a:] += ones[:, a:a + 1] * zeros[:, :k + 1 - a]
     gap = (t * p + (n - t) * q - x) / (p - q)
     g, v = np.sum(gap * law, axis=1), np.sum(gap ** 2 * law, axis=1)
-    return float(g[0]), float(g[1:].max(initial=0.0)), float(v[0]), float(v[1:].max(initial=0.0))
+    users = np.arange(1, top + 1)[None, :]
+
+    def table(h):
+        return np.max(np.maximum(np.maximum(h[1:] - h[0], 0.0)[None, :] - _LAMBDAS[:, None] * users, 0.0), axis=1)
+
+    return float(g[0]), float(v[0]), table(g), table(v)
+
+
+_LAMBDAS = np.concatenate([[0.0], np.geomspace(1e-6, 10.0, 71)])
 
 
 def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q: float,
-                        tau: float, L: int, l: int, alpha: float):
+                        tau: float, L: int, l: int, total: float, alpha: float):
     """Upper confidence bound on U = Σ_{j : c_j <= τ} t_j as a function of D, with the selection
     bias bounded exactly (used where an empty column's sum has sd below :data:`EXACT_BELOW`,
     where :func:`selection_bias`'s plug-in fails).
 
     U = Σ_{j∉H} t̂_j + Σ_j Y_j, Y_j = −e_j·1{c_j <= τ}, independent over columns, of mean g(t_j)
     and second moment v(t_j) (:func:`_truncated_moments`, exact). At most K = min(L, l·D)
-    columns are occupied, so Σ_j g(t_j) <= L·g(0) + K·(g* − g(0))⁺ with g* = max_{t>=1} g(t),
+    columns are occupied and they hold Σ_j t_j <= T = ``total`` users, so for every λ >= 0
+    Σ_j g(t_j) <= L·g(0) + Σ_{occupied} [h(t_j) − λt_j] + λT <= L·g(0) + K·M(λ) + λT with
+    h = (g − g(0))⁺ and M(λ) = max_{t>=1} (h(t) − λt)⁺ (the smallest over a grid of λ is kept),
     and the same for v: U⁺(D) = Σ_{j∉H} t̂_j + B(D) + z·V(D)^{1/2} (normal approximation).
 
     Returns
@@ -236,13 +247,15 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     callable
         D ↦ U⁺(D), non-decreasing.
     """
-    g0, g1, v0, v1 = _truncated_moments(n, p, q, tau)
+    g0, v0, g_table, v_table = _truncated_moments(n, p, q, tau)
     base = float(np.sum(t_hat[counts <= tau]))
     z = -float(special.ndtri(alpha))
 
     def users_out(values: float) -> float:
         k = min(float(L), l * values)
-        return base + L * g0 + k * max(g1 - g0, 0.0) + z * math.sqrt(L * v0 + k * max(v1 - v0, 0.0))
+        bias = L * g0 + float(np.min(k * g_table + _LAMBDAS * total))
+        spread = L * v0 + float(np.min(k * v_table + _LAMBDAS * total))
+        return base + bias + z * math.sqrt(spread)
 
     return users_out
 
@@ -409,6 +422,7 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
         inside = int(np.sum(counts > tau))
         if math.sqrt(count_variance(0, n, p, q)) < EXACT_BELOW:
             users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
+                                            total=math.inf if total is None else total,
                                             alpha=MASS_SHARE * a)
             way = "exact"
         else:
