@@ -109,3 +109,17 @@ def test_upper_bound_never_below_one_value():
         m = BFRRCE(epsilon=12, L=4096, perturbation="symmetric", seed=seed)
         est = m.estimate(m.simulate(np.array([10**9] * 5), rng=seed))
         assert est.upper >= 1
+
+
+@pytest.mark.benchmark
+@pytest.mark.parametrize("counts, epsilon, L, perturbation", [
+    ([10] * 50 + [1] * 2500, 12, 8192, "optimized"),
+    ([5] * 3 + [1] * 400, 12, 1024, "optimized"),
+    ([2] * 50 + [1] * 300, 10, 1024, "optimized"),
+    ([5], 12, 65536, "symmetric"),
+    ([5, 5], 10, 16384, "symmetric"),
+])
+def test_review_cases_cover_over_200_runs(counts, epsilon, L, perturbation):
+    """The review's cases over 200 seeded runs (about a minute each at L = 65,536)."""
+    runs = 200
+    assert coverage(counts, runs, epsilon=epsilon, L=L, l=1, perturbation=perturbation) >= floor_of(runs)
