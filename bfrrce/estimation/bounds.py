@@ -241,6 +241,10 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     Σ_j g(t_j) <= L·g(0) + Σ_{occupied} [h(t_j) − λt_j] + λT <= L·g(0) + K·M(λ) + λT with
     h = (g − g(0))⁺ and M(λ) = max_{t>=1} (h(t) − λt)⁺ (the smallest over a grid of λ is kept),
     and the same for v: U⁺(D) = Σ_{j∉H} t̂_j + B(D) + z·V(D)^{1/2} (normal approximation).
+    With T finite the complement U <= T − Σ_{j∈H} t̂_j + Σ_j e_j1{c_j > τ} has the same mean
+    term and variance at most Σ_j E[e_j²1{c_j > τ}] <= L(V(0) − v(0)) + K·v(0) + V′⁺·T (V(t) the
+    variance of t̂ at t users, linear of slope V′); for each D the one with the smaller of the two
+    variance bounds (functions of D alone) is used.
 
     Returns
     -------
@@ -249,12 +253,18 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     """
     g0, v0, g_table, v_table = _truncated_moments(n, p, q, tau)
     base = float(np.sum(t_hat[counts <= tau]))
+    rest = total - float(np.sum(t_hat[counts > tau]))
     z = -float(special.ndtri(alpha))
+    empty = float(count_variance(0, n, p, q)) / (p - q) ** 2
+    slope = max(p * (1 - p) - q * (1 - q), 0.0) / (p - q) ** 2
 
     def users_out(values: float) -> float:
         k = min(float(L), l * values)
         bias = L * g0 + float(np.min(k * g_table + _LAMBDAS * total))
         spread = L * v0 + float(np.min(k * v_table + _LAMBDAS * total))
+        inner = L * (empty - v0) + k * v0 + slope * total        # Σ_j E[e_j²1{c_j > τ}] at most
+        if inner < spread:                       # a choice that depends on D only, not on the data
+            return rest + bias + z * math.sqrt(inner)
         return base + bias + z * math.sqrt(spread)
 
     return users_out
