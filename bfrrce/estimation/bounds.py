@@ -199,15 +199,16 @@ def selection_bias(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q
 
 
 @functools.lru_cache(maxsize=256)
-def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple[float, float, np.ndarray, np.ndarray]:
+def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple:
     """Exact g(t) = E_t[−e·1{c <= τ}] and v(t) = E_t[e²·1{c <= τ}] for a column of t users
     (c ~ Binomial(t, p) + Binomial(n − t, q), e = (c − E c)/(p − q)), as (g(0), v(0), and the
     tables M(λ) = max_{t>=1} (h(t) − λt)⁺ of h = (g − g(0))⁺ and of (v − v(0))⁺ over the grid
-    :data:`_LAMBDAS` of λ). Beyond the t where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is
+    :data:`_LAMBDAS` of λ), and for the count bound of :func:`users_outside_exact`
+    Pr_0[c = τ], a grid of levels M of E c and max_{t>=1} (E_t c − M)⁺·Pr_t[c = τ]. Beyond the t where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is
     below e^{-30} (Bernstein) and both vanish, so t = 0 … that t is searched."""
     k = int(tau)
     if k < 0:
-        return 0.0, 0.0, np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size)
+        return 0.0, 0.0, np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size), 0.0, np.zeros(1), np.zeros(1)
     reach = (6 + math.sqrt(48 + k)) ** 2                    # the E c beyond which c <= τ is negligible
     top = int(min(n, max(math.ceil((reach - n * q) / (p - q)), 1)))
     t = np.arange(top + 1)[:, None]
@@ -223,10 +224,15 @@ def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple[float, f
     def table(h):
         return np.max(np.maximum(np.maximum(h[1:] - h[0], 0.0)[None, :] - _LAMBDAS[:, None] * users, 0.0), axis=1)
 
-    return float(g[0]), float(v[0]), table(g), table(v)
+    # Stein: E[(c − E c)1{c > τ}] <= E c·Pr[c = τ]; the excess of E c over M weighs Pr[c = τ]
+    mean, at = t[1:, 0] * p + (n - t[1:, 0]) * q, law[1:, k]
+    levels = np.quantile(mean, np.linspace(0, 1, 33)) if mean.size else np.zeros(1)
+    excess = np.max(np.maximum(mean[None, :] - levels[:, None], 0.0) * at[None, :], axis=1, initial=0.0)
+    return float(g[0]), float(v[0]), table(g), table(v), float(law[0, k]), levels, excess
 
 
 _LAMBDAS = np.concatenate([[0.0], np.geomspace(1e-6, 10.0, 71)])
+COUNT_SHARE = 0.1      # share of the users' level for the columns found at the threshold
 
 
 def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q: float,
@@ -244,25 +250,37 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     With T finite the complement U <= T − Σ_{j∈H} t̂_j + Σ_j e_j1{c_j > τ} has the same mean
     term and variance at most Σ_j E[e_j²1{c_j > τ}] <= L(V(0) − v(0)) + K·v(0) + V′⁺·T (V(t) the
     variance of t̂ at t users, linear of slope V′); for each D the one with the smaller of the two
-    variance bounds (functions of D alone) is used.
+    variance bounds (functions of D alone) is used. The mean term is also at most
+    Σ_j E_j c·Pr_j[c = τ]/(p − q) (Stein: E[(c − E c)1{c > τ}] = Σ_i π_i(1 − π_i)Pr[c − β_i = τ]
+    and Pr[c = τ] >= (1 − π_i)Pr[c − β_i = τ]), at most [M·(N⁺ − (L − K)π₀) + K·R(M)
+    + (L − K)π₀·nq]/(p − q) for every level M, with N⁺ the Clopper–Pearson upper bound on
+    E N_τ (N_τ the columns at τ, a Poisson-binomial count, whose lower tail is lighter than the
+    binomial's, Hoeffding 1956; :data:`COUNT_SHARE` of the level), π₀ = Pr_0[c = τ] and
+    R(M) = max_{t>=1} (E_t c − M)⁺Pr_t[c = τ]: the smaller of the two mean bounds is kept.
 
     Returns
     -------
     callable
         D ↦ U⁺(D), non-decreasing.
     """
-    g0, v0, g_table, v_table = _truncated_moments(n, p, q, tau)
+    g0, v0, g_table, v_table, null_at, levels, excess = _truncated_moments(n, p, q, tau)
     base = float(np.sum(t_hat[counts <= tau]))
     rest = total - float(np.sum(t_hat[counts > tau]))
-    z = -float(special.ndtri(alpha))
-    empty = float(count_variance(0, n, p, q)) / (p - q) ** 2
+    z = -float(special.ndtri((1 - COUNT_SHARE) * alpha))
+    found = int(np.sum(counts == int(tau)))                     # columns at the threshold
+    at_most = L * float(special.betaincinv(found + 1, max(L - found, 1), 1 - COUNT_SHARE * alpha))
+    null_var = float(count_variance(0, n, p, q)) / (p - q) ** 2
     slope = max(p * (1 - p) - q * (1 - q), 0.0) / (p - q) ** 2
 
     def users_out(values: float) -> float:
         k = min(float(L), l * values)
         bias = L * g0 + float(np.min(k * g_table + _LAMBDAS * total))
+        idle = (L - k) * null_at                      # the empty columns' share of E N_τ
+        by_count = (float(np.min(levels * max(at_most - idle, 0.0) + k * excess))
+                    + idle * n * q) / (p - q)
+        bias = min(bias, by_count)
         spread = L * v0 + float(np.min(k * v_table + _LAMBDAS * total))
-        inner = L * (empty - v0) + k * v0 + slope * total        # Σ_j E[e_j²1{c_j > τ}] at most
+        inner = L * max(null_var - v0, 0.0) + k * v0 + slope * total    # Σ_j E[e_j²1{c_j > τ}] at most
         if inner < spread:                       # a choice that depends on D only, not on the data
             return rest + bias + z * math.sqrt(inner)
         return base + bias + z * math.sqrt(spread)
