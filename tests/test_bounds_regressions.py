@@ -123,3 +123,23 @@ def test_review_cases_cover_over_200_runs(counts, epsilon, L, perturbation):
     """The review's cases over 200 seeded runs (about a minute each at L = 65,536)."""
     runs = 200
     assert coverage(counts, runs, epsilon=epsilon, L=L, l=1, perturbation=perturbation) >= floor_of(runs)
+
+
+@pytest.mark.parametrize("t, tau", [(1, 0.0), (2, 1.0), (3, 2.0)])
+def test_exact_users_outside_bound_covers_light_columns(t, tau):
+    """300 columns of t users each (p = 1/2, nq < 1, the plug-in's failure): the exact bound
+    U⁺(D) on the users outside {c_j > τ}, at the true D, misses at most at its level α."""
+    from bfrrce.estimation import bounds
+    L, D, p, q, alpha, runs = 1024, 300, 0.5, 1e-4, 0.01, 300
+    n = D * t
+    users = np.zeros(L, dtype=np.int64)
+    users[:D] = t
+    rng = np.random.default_rng(5)
+    misses = 0
+    for _ in range(runs):
+        counts = rng.binomial(users, p) + rng.binomial(n - users, q)
+        t_hat, _ = debias_counts(counts, n, p, q)
+        bound = bounds.users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=1,
+                                           total=n, alpha=alpha)
+        misses += bound(D) < users[counts <= tau].sum()
+    assert misses <= runs * alpha + 5 * math.sqrt(runs * alpha * (1 - alpha))
