@@ -34,6 +34,7 @@ from .estimation.result import identified
 from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
+DEGRADED_LAWS = 6     # the grid points 2^{k/2} in [ε/8, ε) at which the upper bound is also computed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -540,22 +541,22 @@ class BFRRCE(Mechanism):
         return self.estimate(aggregate, confidence=confidence)
 
     def degraded_laws(self) -> dict[float, tuple[float, float]]:
-        """{ε': (p', q')} of this configuration at the two ε' of the grid 2^{k/2} below ε, where
-        :meth:`estimate` also computes the upper bound on exactly degraded sums (a bound at ε is
-        then never looser than at the ε' of the grid below it, docs/estimation.md).
+        """{ε': (p', q')} of this configuration at the six ε' of the grid 2^{k/2} in [ε/8, ε), from
+        the top down, where :meth:`estimate` also computes the upper bound on exactly degraded
+        sums (a bound at ε is then never looser than at an ε' of the grid within a factor 8 below
+        it, at the same level, docs/estimation.md).
 
         Returns
         -------
         dict
-            {ε': (p', q')}, empty if no grid point lies below ε.
+            {ε': (p', q')}, six laws, highest ε' first.
         """
         top = math.ceil(2 * math.log2(self.epsilon)) - 1
         out = {}
-        for k in (top,):
+        for k in range(top, top - DEGRADED_LAWS, -1):
             eps = 2.0 ** (k / 2)
-            if eps < self.epsilon:
-                _, p, q, _ = budget(eps, None, self.l, self.perturbation, self.unit)
-                out[eps] = (p, q)
+            _, p, q, _ = budget(eps, None, self.l, self.perturbation, self.unit)
+            out[eps] = (p, q)
         return out
 
     def estimate(self, aggregate: ColumnSums, candidates: Sequence | None = None, method: str = "auto",

@@ -37,6 +37,7 @@ THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one 
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.8       # ... for the users outside (the rest for the values' slots)
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
+EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
 
 
 def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *,
@@ -197,6 +198,96 @@ def selection_bias(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q
     return bias, (found + 1) * share ** 2, max((tau - n * q) / (p - q), 0.0) * bias
 
 
+@functools.lru_cache(maxsize=256)
+def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple:
+    """Exact g(t) = E_t[−e·1{c <= τ}] and v(t) = E_t[e²·1{c <= τ}] for a column of t users
+    (c ~ Binomial(t, p) + Binomial(n − t, q), e = (c − E c)/(p − q)), as (g(0), v(0), and the
+    tables M(λ) = max_{t>=1} (h(t) − λt)⁺ of h = (g − g(0))⁺ and of (v − v(0))⁺ over the grid
+    :data:`_LAMBDAS` of λ), and for the count bound of :func:`users_outside_exact`
+    Pr_0[c = τ], a grid of levels M of E c and max_{t>=1} (E_t c − M)⁺·Pr_t[c = τ]. Beyond the t where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is
+    below e^{-30} (Bernstein) and both vanish, so t = 0 … that t is searched."""
+    k = int(tau)
+    if k < 0:
+        return 0.0, 0.0, np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size), 0.0, np.zeros(1), np.zeros(1)
+    reach = (6 + math.sqrt(48 + k)) ** 2                    # the E c beyond which c <= τ is negligible
+    top = int(min(n, max(math.ceil((reach - n * q) / (p - q)), 1)))
+    t = np.arange(top + 1)[:, None]
+    x = np.arange(k + 1)[None, :]
+    ones, zeros = stats.binom.pmf(x, t, p), stats.binom.pmf(x, n - t, q)
+    law = np.zeros((top + 1, k + 1))
+    for a in range(k + 1):                                # Pr_t[c = x], x <= τ: the convolution
+        law[:, a:] += ones[:, a:a + 1] * zeros[:, :k + 1 - a]
+    gap = (t * p + (n - t) * q - x) / (p - q)
+    g, v = np.sum(gap * law, axis=1), np.sum(gap ** 2 * law, axis=1)
+    users = np.arange(1, top + 1)[None, :]
+
+    def table(h):
+        return np.max(np.maximum(np.maximum(h[1:] - h[0], 0.0)[None, :] - _LAMBDAS[:, None] * users, 0.0), axis=1)
+
+    # Stein: E[(c − E c)1{c > τ}] <= E c·Pr[c = τ]; the excess of E c over M weighs Pr[c = τ]
+    mean, at = t[1:, 0] * p + (n - t[1:, 0]) * q, law[1:, k]
+    levels = np.quantile(mean, np.linspace(0, 1, 33)) if mean.size else np.zeros(1)
+    excess = np.max(np.maximum(mean[None, :] - levels[:, None], 0.0) * at[None, :], axis=1, initial=0.0)
+    return float(g[0]), float(v[0]), table(g), table(v), float(law[0, k]), levels, excess
+
+
+_LAMBDAS = np.concatenate([[0.0], np.geomspace(1e-6, 10.0, 71)])
+COUNT_SHARE = 0.1      # share of the users' level for the columns found at the threshold
+
+
+def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q: float,
+                        tau: float, L: int, l: int, total: float, alpha: float):
+    """Upper confidence bound on U = Σ_{j : c_j <= τ} t_j as a function of D, with the selection
+    bias bounded exactly (used where an empty column's sum has sd below :data:`EXACT_BELOW`,
+    where :func:`selection_bias`'s plug-in fails).
+
+    U = Σ_{j∉H} t̂_j + Σ_j Y_j, Y_j = −e_j·1{c_j <= τ}, independent over columns, of mean g(t_j)
+    and second moment v(t_j) (:func:`_truncated_moments`, exact). At most K = min(L, l·D)
+    columns are occupied and they hold Σ_j t_j <= T = ``total`` users, so for every λ >= 0
+    Σ_j g(t_j) <= L·g(0) + Σ_{occupied} [h(t_j) − λt_j] + λT <= L·g(0) + K·M(λ) + λT with
+    h = (g − g(0))⁺ and M(λ) = max_{t>=1} (h(t) − λt)⁺ (the smallest over a grid of λ is kept),
+    and the same for v: U⁺(D) = Σ_{j∉H} t̂_j + B(D) + z·V(D)^{1/2} (normal approximation).
+    With T finite the complement U <= T − Σ_{j∈H} t̂_j + Σ_j e_j1{c_j > τ} has the same mean
+    term and variance at most Σ_j E[e_j²1{c_j > τ}] <= L(V(0) − v(0)) + K·v(0) + V′⁺·T (V(t) the
+    variance of t̂ at t users, linear of slope V′); for each D the one with the smaller of the two
+    variance bounds (functions of D alone) is used. The mean term is also at most
+    Σ_j E_j c·Pr_j[c = τ]/(p − q) (Stein: E[(c − E c)1{c > τ}] = Σ_i π_i(1 − π_i)Pr[c − β_i = τ]
+    and Pr[c = τ] >= (1 − π_i)Pr[c − β_i = τ]), at most [M·(N⁺ − (L − K)π₀) + K·R(M)
+    + (L − K)π₀·nq]/(p − q) for every level M, with N⁺ the Clopper–Pearson upper bound on
+    E N_τ (N_τ the columns at τ, a Poisson-binomial count, whose lower tail is lighter than the
+    binomial's, Hoeffding 1956; :data:`COUNT_SHARE` of the level), π₀ = Pr_0[c = τ] and
+    R(M) = max_{t>=1} (E_t c − M)⁺Pr_t[c = τ]: the smaller of the two mean bounds is kept.
+
+    Returns
+    -------
+    callable
+        D ↦ U⁺(D), non-decreasing.
+    """
+    g0, v0, g_table, v_table, null_at, levels, excess = _truncated_moments(n, p, q, tau)
+    base = float(np.sum(t_hat[counts <= tau]))
+    rest = total - float(np.sum(t_hat[counts > tau]))
+    z = -float(special.ndtri((1 - COUNT_SHARE) * alpha))
+    found = int(np.sum(counts == int(tau)))                     # columns at the threshold
+    at_most = L * float(special.betaincinv(found + 1, max(L - found, 1), 1 - COUNT_SHARE * alpha))
+    null_var = float(count_variance(0, n, p, q)) / (p - q) ** 2
+    slope = max(p * (1 - p) - q * (1 - q), 0.0) / (p - q) ** 2
+
+    def users_out(values: float) -> float:
+        k = min(float(L), l * values)
+        bias = L * g0 + float(np.min(k * g_table + _LAMBDAS * total))
+        idle = (L - k) * null_at                      # the empty columns' share of E N_τ
+        by_count = (float(np.min(levels * max(at_most - idle, 0.0) + k * excess))
+                    + idle * n * q) / (p - q)
+        bias = min(bias, by_count)
+        spread = L * v0 + float(np.min(k * v_table + _LAMBDAS * total))
+        inner = L * max(null_var - v0, 0.0) + k * v0 + slope * total    # Σ_j E[e_j²1{c_j > τ}] at most
+        if inner < spread:                       # a choice that depends on D only, not on the data
+            return rest + bias + z * math.sqrt(inner)
+        return base + bias + z * math.sqrt(spread)
+
+    return users_out
+
+
 def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
                         p: float, q: float, tau: float, total: float | None,
                         alpha: float) -> tuple[float, str]:
@@ -262,8 +353,9 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
 
     Parameters
     ----------
-    users_out : float
-        Upper bound on the users (user-column pairs) outside H.
+    users_out : float or callable
+        Upper bound on the users (user-column pairs) outside H, or D ↦ that bound (non-decreasing,
+        :func:`users_outside_exact`).
     inside : int
         |H|.
     L, l : int
@@ -282,23 +374,29 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
     K. Joag-Dev, F. Proschan, "Negative association of random variables, with applications",
     Ann. Statist. 11(1), 1983.
     """
-    users_out = max(users_out, 0.0)
+    bound = users_out if callable(users_out) else (lambda d, u=users_out: u)
 
     def excess(d):
         repeats = float(stats.poisson.isf(alpha / 2, d * l * (l - 1) / (2 * L))) if l > 1 else 0.0
-        return l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2) - users_out
+        return l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2) - max(bound(d), 0.0)
 
     if inside >= L:
         return math.inf
     if math.isfinite(cap) and excess(cap) <= 0:
         return cap
-    lo = min(users_out / l, cap)                      # l·D − R − top <= l·D = U there
+    lo = min(max(bound(0.0), 0.0) / l, cap)          # l·D − R − top <= l·D = U(0) <= U(D) there
     hi = min(lo + inside + 1.0, cap)
-    while excess(hi) <= 0:
-        lo, hi = hi, min(2 * hi, cap)
-        if hi > 2.0 ** 50:
+    for _ in range(64):                   # doubling stops at the cap (excess(cap) > 0 there)
+        if excess(hi) > 0:
+            break
+        if hi >= min(cap, 2.0 ** 50):
             return math.inf
-    while hi - lo > max(3e-3 * hi, 0.5):
+        lo, hi = hi, min(2 * hi, cap)
+    else:
+        return math.inf
+    for _ in range(64):                   # bisection, each step halves hi − lo
+        if hi - lo <= max(3e-3 * hi, 0.5):
+            break
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
     return hi
@@ -350,10 +448,18 @@ def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n
         clean = tail is None                    # no empty column above τ, but with probability
         tau = _null_quantile(FALSE_POSITIVE * a / L if clean else tail, n, q)
         inside = int(np.sum(counts > tau))
-        users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
-                                             total=total, alpha=MASS_SHARE * a)
+        if math.sqrt(count_variance(0, n, p, q)) < EXACT_BELOW:
+            users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
+                                            total=math.inf if total is None else total,
+                                            alpha=MASS_SHARE * a)
+            way = "exact"
+        else:
+            users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
+                                                 total=total, alpha=MASS_SHARE * a)
         values = values_upper_by_slots(users_out, inside, L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * a,
                                        cap=min(float(cap), best))       # no search past the best
+        if callable(users_out):
+            users_out = users_out(min(values, float(cap)))
         if values < best:
             best, chosen = values, {"tau": float(tau), "columns_in": inside,
                                     "users_out_upper": users_out, "users_out_by": way}
@@ -415,12 +521,20 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
     apply any procedure valid at ε' < ε to the sums degraded to the law at ε', so a bound that
     takes the smallest over a fixed grid of ε' gets no worse with more ε.
 
+    The sums as reported get α/2 and each law α/(2·|laws|) whether or not it is computed, so the
+    level of a law does not depend on the ε of the reports (:meth:`bfrrce.BFRRCE.degraded_laws`
+    always gives six). The laws are tried from the highest ε' down and the search
+    stops at the first that does not improve on the best so far (below the cap): the minimum
+    over any data-chosen subset of bounds, each valid at its share, is valid at the sum of
+    the shares; stopping only saves time where the bound is unimodal in ε'.
+
     Parameters
     ----------
     counts, t_hat, var_hat, n, p, q, L, l, total, cap, alpha
         As :func:`upper_bound`.
     laws : dict
-        {ε': (p', q')} of smaller ε (those that are not a channel from (p, q) are skipped).
+        {ε': (p', q')} of smaller ε, highest first (those that are not a channel from (p, q) are
+        skipped).
 
     Returns
     -------
@@ -428,17 +542,20 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
         The bound and the ingredients of the law that gave it, with ``"upper_epsilon"`` (None:
         the sums as reported).
     """
-    channels = {eps: thinning(p, q, *law) for eps, law in laws.items()}
-    channels = {eps: ab for eps, ab in channels.items() if ab is not None}
-    a = alpha / (1 + len(channels))
-    best, info = upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, total=total, cap=cap, alpha=a)
+    own = alpha / 2 if laws else alpha
+    a = (alpha - own) / max(len(laws), 1)
+    best, info = upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, total=total, cap=cap, alpha=own)
     info["upper_epsilon"] = None
-    for eps, (keep, flip) in channels.items():
-        p2, q2 = laws[eps]
-        degraded = degrade_counts(counts, n, keep, flip)
+    for eps, (p2, q2) in laws.items():
+        channel = thinning(p, q, p2, q2)
+        if channel is None:
+            continue
+        degraded = degrade_counts(counts, n, *channel)
         t2, v2 = debias_counts(degraded, n, p2, q2)
         value, got = upper_bound(degraded, t2, v2, n=n, p=p2, q=q2, L=L, l=l, total=total,
                                  cap=min(cap, best), alpha=a)
         if value < best:
             best, info = value, {**got, "upper_epsilon": eps}
+        elif best < cap:                  # no better than the best below the cap: stop (speed)
+            break
     return best, info

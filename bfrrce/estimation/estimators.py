@@ -306,9 +306,11 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     nearly every bit), so no column sums bound the number of items. With ``unit="value"`` the lower bound is at most n
     (D <= n for sure, so a value pinned there has standard error 0; with a handful of users
     N²/S₂⁺ can exceed n). The lower bound is rounded down to an integer (D is one; a bound of
-    1.006 on one value is a slight miss that the rounding absorbs). An upper bound below the lower one (one of them failed, or column
-    sums the model cannot produce, such as all zero for sets, where the cap is negative) is
-    raised to it, so the interval is never empty, and ``details["bounds_crossed"]`` says so.
+    1.006 on one value is a slight miss that the rounding absorbs), the upper one down too (D <= x
+    means D <= ⌊x⌋: a sharper bound at the same level). An upper bound below the
+    lower one (one of them failed, or column sums the model cannot produce) lowers the lower
+    bound to it, so the interval is never empty and the upper bound keeps its own level, and
+    ``details["bounds_crossed"]`` says so.
 
     Parameters
     ----------
@@ -366,8 +368,11 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     if unit == "value" and lower > n:             # D <= n for sure: the bound keeps its level
         lower, low["lower_stderr"] = float(n), 0.0
     lower = float(math.floor(lower + 1e-9))       # D is an integer: D >= x means D >= ⌊x⌋ too
+    upper = float(math.floor(upper)) if math.isfinite(upper) else upper    # D <= x means D <= ⌊x⌋
+    if unit == "value" and n >= 1:               # D >= 1 for sure: an upper bound below 1 only misses
+        upper = max(upper, 1.0)
     crossed = upper < lower                       # a bound failed, or sums the model cannot give
-    upper = max(upper, lower)
+    lower = min(lower, upper)                     # never raise an upper bound from a lower one
     value, se, visible, visible_se, details = ESTIMATORS[method](
         debiased, counts=counts, pvalues=pvalues, p=p, q=q, L=L, l=l, mass=mass, positions=positions,
         multiplicity=multiplicity, threshold=threshold)
