@@ -574,7 +574,7 @@ class SetSketch(Mechanism):
                    "parties": 2}
         return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
                            assumption="joint likelihood of the two reports, delta-method interval",
-                           visible=Count(value, se, interval), detection_limit={}, detection={},
+                           visible=Count(value, se, interval, confidence), detection_limit={}, detection={},
                            method="intersection", parameters={**self.parameters, "parties": 2},
                            details=details)
 
@@ -662,7 +662,7 @@ class SetSketch(Mechanism):
                 assumption = "likelihood-ratio interval of the threshold model (the overlap model disagreed)"
         params = {**self.parameters, "parties": agg.n}
         return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
-                           assumption=assumption, visible=Count(value, se, interval), detection_limit={},
+                           assumption=assumption, visible=Count(value, se, interval, confidence), detection_limit={},
                            detection={}, method="profile-likelihood", parameters=params, details=details)
 
 

@@ -381,7 +381,7 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     elif method != "paper":
         value = min(value, upper)
     z = -float(special.ndtri((1 - confidence) / 2))
-    shown = Count(visible, visible_se, (max(visible - z * visible_se, 0.0), visible + z * visible_se))
+    shown = Count(visible, visible_se, (max(visible - z * visible_se, 0.0), visible + z * visible_se), confidence)
     limit = detection_limit(n, p, q, l)
     f50, f90 = limit[0.5], limit[0.9]
     curve = {} if math.isinf(f50) else {

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
+
+from protocols.core.base import Estimate
 
 
 class Interval(NamedTuple):
@@ -21,26 +23,9 @@ def _number(x):
     return x if math.isfinite(x) else None
 
 
-@dataclass(frozen=True)
-class Count:
-    """A point estimate with its standard error and a confidence interval.
-
-    Attributes
-    ----------
-    value : float
-        The estimate.
-    std_error : float
-        Its standard error.
-    interval : (float, float)
-        Lower and upper confidence bounds.
-    """
-
-    value: float
-    std_error: float
-    interval: tuple[float, float]
-
-    def __post_init__(self):
-        object.__setattr__(self, "interval", Interval(*self.interval))
+Count = Estimate
+"""The visible count's value, standard error and interval: :class:`protocols.Estimate` (one result
+type for value/std_error/interval across the project; the name is kept for existing callers)."""
 
 
 IDENTIFIED_RATIO = 2.0      # upper/lower at most this: D is located and value gets a ±
@@ -106,6 +91,7 @@ class CardinalityEstimate:
 
     def __post_init__(self):
         object.__setattr__(self, "interval", Interval(*self.interval))
+        object.__setattr__(self, "visible", replace(self.visible, interval=Interval(*self.visible.interval)))
 
     @property
     def status(self) -> str:
