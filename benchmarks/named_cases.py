@@ -49,7 +49,7 @@ def main(argv=None):
         out = []
         for s in range(args.runs):
             rng = np.random.default_rng(s)
-            mech = BFRRCE(epsilon=eps, L=L, l=l, seed=int(rng.integers(2 ** 31)))
+            mech = BFRRCE(epsilon=eps, L=L, l=l, hash_seed=int(rng.integers(2 ** 31)))
             est = mech.estimate(mech.simulate(np.arange(D), counts=np.full(D, f), rng=rng))
             out.append((est.lower / D, est.upper / D, est.value / D))
         lo, hi, value = np.median(out, axis=0)
@@ -61,7 +61,7 @@ def main(argv=None):
             for s in range(args.runs):
                 rng = np.random.default_rng(s)
                 counts = make(rng)
-                mech = BFRRCE(epsilon=eps, L=L, l=l, seed=s)
+                mech = BFRRCE(epsilon=eps, L=L, l=l, hash_seed=s)
                 ups.append(mech.estimate(mech.simulate(np.arange(counts.size), counts=counts, rng=rng)).upper
                            / counts.size)
             ratios[eps] = float(np.median(ups))
