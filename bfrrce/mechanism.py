@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from protocols.bits import packing as bits
 from protocols.core.validation import check_int, check_probability, check_set_batch, check_value_batch
 from protocols.core.base import Mechanism, user_counts
-from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
+from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
 from protocols.core.hashing import deduplicate, distinct_keys
 from protocols.core.perturbation import bit_vector_distribution, perturb_positions, simulate_column_sums
@@ -31,7 +31,7 @@ from .columns import NULLS, KeyColumn, column_keys, is_column
 from .identity import batch_sums
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
 from .estimation.result import identified
-from .sums import MAX_REPORTS, ColumnSums, Debiased, debias, null_variance
+from .sums import MAX_REPORTS, ColumnSums, Debiased, check_column_sums, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
 DEGRADED_LAWS = 6     # the grid points 2^{k/2} in [ε/8, ε) at which the upper bound is also computed
@@ -442,13 +442,7 @@ class BFRRCE(Mechanism):
         LDPValueError
             No reports.
         """
-        if not isinstance(aggregate, ColumnSums):
-            raise LDPTypeError(f"expected ColumnSums, got {type(aggregate).__name__}")
-        if aggregate.mechanism != self:
-            raise IncompatibleError(f"column sums of {aggregate.mechanism!r} cannot be read by {self!r}")
-        if aggregate.n == 0:
-            raise LDPValueError("no reports: nothing to estimate")
-        return aggregate
+        return check_column_sums(self, aggregate)
 
     def debias(self, aggregate: ColumnSums) -> Debiased:
         """Unbiased users per bit and their plug-in variances.

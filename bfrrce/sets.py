@@ -39,7 +39,7 @@ from protocols.bits import packing as bits
 from protocols.core.validation import check_epsilon, check_int, check_probability, check_set_batch
 from protocols.core.calibration import sue_probabilities
 from protocols.core.base import Mechanism
-from protocols.errors import IncompatibleError, LDPTypeError, LDPValueError
+from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.hashing import hash_keys
 from protocols.core.lazy import optimize, special, stats
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
@@ -49,7 +49,7 @@ from .bloom import MAX_L
 from .estimation import CardinalityEstimate
 from .estimation.result import Count
 from .identity import batch_sums
-from .sums import MAX_REPORTS, ColumnSums
+from .sums import MAX_REPORTS, ColumnSums, check_column_sums
 
 PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
@@ -486,13 +486,7 @@ class SetSketch(Mechanism):
         LDPValueError
             No reports.
         """
-        if not isinstance(aggregate, ColumnSums):
-            raise LDPTypeError(f"expected ColumnSums, got {type(aggregate).__name__}")
-        if aggregate.mechanism != self:
-            raise IncompatibleError(f"sums of {aggregate.mechanism!r} cannot be read by {self!r}")
-        if aggregate.n == 0:
-            raise LDPValueError("no reports: nothing to estimate")
-        return aggregate
+        return check_column_sums(self, aggregate)
 
     def intersection(self, a: ColumnSums, b: ColumnSums, confidence: float = 0.95) -> SetEstimate:
         """|A ∩ B| of two parties from their reports' sums (docs/sets.md).

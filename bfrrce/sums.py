@@ -216,3 +216,37 @@ def debias(counts, n, p, q) -> Debiased:
     """:class:`Debiased` column sums (:func:`protocols.core.perturbation.debias_counts`), with the null variance."""
     t_hat, var = debias_counts(counts, n, p, q)
     return Debiased(t_hat, var, null_variance(n, p, q), n)
+
+
+def check_column_sums(mech: Mechanism, aggregate) -> ColumnSums:
+    """``aggregate`` if it is non-empty :class:`ColumnSums` of ``mech`` (the ``check_aggregate``
+    of :class:`bfrrce.BFRRCE` and :class:`bfrrce.SetSketch`).
+
+    Parameters
+    ----------
+    mech : Mechanism
+        The mechanism that must have produced the sums.
+    aggregate : ColumnSums
+        Sums to estimate from.
+
+    Returns
+    -------
+    ColumnSums
+        ``aggregate`` itself.
+
+    Raises
+    ------
+    LDPTypeError
+        Not a :class:`ColumnSums`.
+    IncompatibleError
+        Sums of other parameters.
+    LDPValueError
+        No reports.
+    """
+    if not isinstance(aggregate, ColumnSums):
+        raise LDPTypeError(f"expected ColumnSums, got {type(aggregate).__name__}")
+    if aggregate.mechanism != mech:
+        raise IncompatibleError(f"column sums of {aggregate.mechanism!r} cannot be read by {mech!r}")
+    if aggregate.n == 0:
+        raise LDPValueError("no reports: nothing to estimate")
+    return aggregate
