@@ -73,14 +73,47 @@ LEGEND = ("AARE: mean |estimate − true D|/D over the trials (± its standard e
 
 
 def aare(estimates, truth):
-    """Mean |estimate − truth|/truth and its standard error over trials."""
+    """Mean |estimate − truth|/truth and its standard error over trials.
+
+    Parameters
+    ----------
+    estimates : array_like
+        The estimate of each trial.
+    truth : float
+        The true value (nonzero).
+
+    Returns
+    -------
+    (float, float)
+        The AARE and its standard error (NaN for a single trial).
+    """
     rel = np.abs(np.asarray(estimates, dtype=float) - truth) / truth
     se = rel.std(ddof=1) / math.sqrt(rel.size) if rel.size > 1 else float("nan")
     return float(rel.mean()), float(se)
 
 
 def threshold_users(rule, mech, n):
-    """The paper's membership threshold on t̂_j, in users, for a rule of :data:`THRESHOLDS`."""
+    """The paper's membership threshold on t̂_j, in users, for a rule of :data:`THRESHOLDS`.
+
+    Parameters
+    ----------
+    rule : str
+        A key of :data:`THRESHOLDS`: "z95", "half" or "zero".
+    mech : BFRRCE
+        The mechanism (its null variance sets "z95").
+    n : int
+        The number of reports.
+
+    Returns
+    -------
+    float
+        The threshold, in users.
+
+    Raises
+    ------
+    LDPValueError
+        An unknown rule.
+    """
     if rule == "z95":
         return float(stats.norm.isf(0.05) * math.sqrt(mech.null_variance(n)))
     if rule == "half":
@@ -91,7 +124,24 @@ def threshold_users(rule, mech, n):
 
 
 def paper_mechanism(epsilon, L, l, per_bit):
-    """The paper's configuration: symmetric perturbation at user-level ε or per-bit ε_b."""
+    """The paper's configuration: symmetric perturbation at user-level ε or per-bit ε_b.
+
+    Parameters
+    ----------
+    epsilon : float
+        The user-level ε, or the per-bit ε_b when ``per_bit`` (nats).
+    L : int
+        The number of filter bits.
+    l : int
+        The bits one value sets.
+    per_bit : bool
+        Whether ``epsilon`` is per bit (the paper's mode; its :class:`PrivacyWarning` silenced).
+
+    Returns
+    -------
+    BFRRCE
+        The mechanism.
+    """
     if per_bit:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)
@@ -275,7 +325,18 @@ def _table_columns(rows):
 
 
 def format_table(rows):
-    """The rows as an aligned text table (the per-bit ε column only in the paper's mode)."""
+    """The rows as an aligned text table (the per-bit ε column only in the paper's mode).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The result rows (:data:`COLUMNS`).
+
+    Returns
+    -------
+    str
+        The table, one line per row after a header line.
+    """
     cols = _table_columns(rows)
     lines = [" ".join(f"{h:>{w}}" if i else f"{h:<{w}}" for i, (h, w, _) in enumerate(cols))]
     for r in rows:
@@ -326,6 +387,20 @@ def plot(rows, path, title):
     their own marker and style and are nudged apart along ε so that none hides another. In the
     paper's mode the x axis is the per-bit ε_b (the paper's layout) and the package's methods are
     drawn dashed at the user-level ε = 2l·ε_b of each ε_b.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The result rows (:data:`COLUMNS`).
+    path : str or os.PathLike
+        The PNG file to write (atomically).
+    title : str
+        The name of the run.
+
+    Returns
+    -------
+    bool
+        True when the figure was written, False without matplotlib.
     """
     plt = _pyplot()
     if plt is None:
@@ -383,14 +458,43 @@ def plot(rows, path, title):
 
 def figure_name(dataset: str) -> str:
     """``aare-NAME.png`` for a dataset name or path: its file name with every character other
-    than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``."""
+    than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``.
+
+    Parameters
+    ----------
+    dataset : str or os.PathLike
+        The dataset's name or path.
+
+    Returns
+    -------
+    str
+        The figure's file name.
+    """
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(dataset)).name).strip("._") or "dataset"
     return f"aare-{name}.png"
 
 
 def check_evaluation_outputs(out, figure, html_page=False, inputs=()):
     """Refuse, before anything runs or is written, outputs of :func:`write_outputs` that are
-    inputs, links, special or read-only files, and a figure name that is not a file name."""
+    inputs, links, special or read-only files, and a figure name that is not a file name.
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The output folder (absent or a folder).
+    figure : str
+        The figure's file name.
+    html_page : bool
+        Whether report.html will be written too.
+    inputs : iterable of path
+        The input files, which no output may be.
+
+    Raises
+    ------
+    LDPValueError
+        A figure that is not a file name, ``out`` not a folder, or an output refused by
+        :func:`bfrrce.io.atomic.check_outputs`.
+    """
     if Path(figure).name != figure:
         raise LDPValueError(f"figure must be a file name, got {figure!r}")
     if Path(out).exists() and not Path(out).is_dir():
@@ -407,7 +511,32 @@ def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"
     goes into results.json and the page. Every file is written atomically
     (:func:`bfrrce.io.atomic.write_atomic`), and every destination is checked first
     (:func:`bfrrce.io.atomic.check_outputs`: not one of ``inputs``, a writable regular file or
-    absent), so a refusal writes nothing."""
+    absent), so a refusal writes nothing.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The result rows (:data:`COLUMNS`).
+    out : str or os.PathLike
+        The output folder (created if absent).
+    title : str
+        The name of the run.
+    notes : iterable of str
+        Notes for results.json and the page.
+    html_page : bool
+        Whether to write report.html.
+    figure : str
+        The figure's file name.
+    provenance : dict or None
+        The version and command line.
+    inputs : iterable of path
+        The input files, which no output may be.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+    """
     provenance = dict(provenance or {"bfrrce_version": __version__, "command": None})
     out = Path(out)
     check_evaluation_outputs(out, figure, html_page, inputs)
@@ -432,7 +561,26 @@ def write_outputs(rows, out, title, notes=(), html_page=False, figure="aare.png"
 
 def render_html(rows, title, notes=(), figures=(), provenance=None):
     """One self-contained HTML page: title, notes, legend, one table per dataset, figures as
-    base64 PNG, and a last line with the package version and the command line (``provenance``)."""
+    base64 PNG, and a last line with the package version and the command line (``provenance``).
+
+    Parameters
+    ----------
+    rows : list of dict
+        The result rows (:data:`COLUMNS`).
+    title : str
+        The name of the run.
+    notes : iterable of str
+        Paragraphs under the title.
+    figures : iterable of path
+        PNG files to embed.
+    provenance : dict or None
+        ``{"bfrrce_version": ..., "command": [...] or None}``; None: no last line.
+
+    Returns
+    -------
+    str
+        The HTML page.
+    """
     esc = html.escape
     parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">", f"<title>{esc(title)}</title>",
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"

@@ -44,7 +44,18 @@ class DuplicateReportsError(IncompatibleError):
 
 
 def row_digests(reports: np.ndarray) -> np.ndarray:
-    """SHA-256 of every row of a packed uint8 array (n, w): uint8 (n, 32)."""
+    """SHA-256 of every row of a packed uint8 array (n, w): uint8 (n, 32).
+
+    Parameters
+    ----------
+    reports : numpy.ndarray
+        Packed reports, uint8 (n, w).
+
+    Returns
+    -------
+    numpy.ndarray
+        The digests, uint8 (n, 32).
+    """
     reports = np.ascontiguousarray(reports)
     width = reports.shape[1] if reports.ndim == 2 else 0
     if not len(reports):
@@ -56,7 +67,22 @@ def row_digests(reports: np.ndarray) -> np.ndarray:
 
 
 class BatchDigest:
-    """Running content digest of one batch: ``add`` chunks of reports, then ``identifier``."""
+    """Running content digest of one batch: ``add`` chunks of reports, then ``identifier``.
+
+    Parameters
+    ----------
+    L : int
+        The number of bits of a report (part of the identifier).
+
+    Attributes
+    ----------
+    L : int
+        The number of bits of a report.
+    n : int
+        The reports added so far.
+    total : int
+        The sum of their digests modulo :data:`MODULUS`.
+    """
 
     def __init__(self, L: int):
         self.L, self.n, self.total = L, 0, 0
@@ -92,6 +118,22 @@ def expected_repeats(n: int, L: int, l: int, p: float, q: float) -> float:
     <= max(a, b) where one has it; both having at most l bits, C(n, 2)·max_(0<=k<=l)
     a^k b^(L−k) bounds the expectation whatever the values (a set sketch, whose rows may have
     any number of bits, passes l = L).
+
+    Parameters
+    ----------
+    n : int
+        The number of clients.
+    L : int
+        The bits of a report.
+    l : int
+        The most bits set in a filter.
+    p, q : float
+        The probabilities that a report has bit j when the filter has it, and when it has not.
+
+    Returns
+    -------
+    float
+        The bound on the expected number of pairs of equal reports.
     """
     a, b = p * p + (1 - p) ** 2, q * q + (1 - q) ** 2
     log_pair = max(k * math.log(a) + (L - k) * math.log(b) for k in (0, l))
@@ -108,6 +150,15 @@ def check_repeats(mech, digest: BatchDigest, what: str = "batch") -> None:
     At L >= 64 and moderate ε, E is astronomically small and one repeated row refuses the
     batch; at small L or very large ε honest rows do repeat (E of order 1 or more) and only an
     excess is refused.
+
+    Parameters
+    ----------
+    mech : BFRRCE
+        The mechanism of the batch (its L, l, p and q).
+    digest : BatchDigest
+        The batch's digest.
+    what : str
+        What the batch is, for the message.
 
     Raises
     ------

@@ -59,7 +59,20 @@ class RobustInterval:
 def honest_extremes(agg: ColumnSums, fakes: int) -> tuple[ColumnSums, ColumnSums]:
     """The honest column sums at the two extremes (module docstring): (all-ones fakes removed,
     each column kept at or above the null mean ⌊n_h q⌋ when it was there: below it the bounds
-    are not monotone; all-zeros fakes removed)."""
+    are not monotone; all-zeros fakes removed).
+
+    Parameters
+    ----------
+    agg : ColumnSums
+        The sums of all the reports, fakes included.
+    fakes : int
+        The number of fake reports.
+
+    Returns
+    -------
+    (ColumnSums, ColumnSums)
+        The low and the high extreme, each of ``agg.n − fakes`` reports.
+    """
     n_h = agg.n - fakes
     floor = np.minimum(agg.counts, math.floor(n_h * agg.mechanism.q))     # no lower than the null mean
     low = np.clip(np.maximum(agg.counts - fakes, floor), 0, n_h)

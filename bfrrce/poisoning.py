@@ -106,13 +106,41 @@ def shift_bound(mech, fakes):
 
 def weight_pmf(L, k, p, q):
     """Exact distribution of an honest report's weight when its filter has k set bits:
-    Binomial(k, p) + Binomial(L − k, q), a convolution."""
+    Binomial(k, p) + Binomial(L − k, q), a convolution.
+
+    Parameters
+    ----------
+    L : int
+        The bits of a report.
+    k : int
+        The set bits of the filter.
+    p, q : float
+        The probabilities that a report has bit j when the filter has it, and when it has not.
+
+    Returns
+    -------
+    numpy.ndarray
+        Pr[W = w] for w = 0..L (float, L + 1).
+    """
     return np.convolve(stats.binom.pmf(np.arange(k + 1), k, p),
                        stats.binom.pmf(np.arange(L - k + 1), L - k, q))
 
 
 def weight_bounds(mech, alpha=1e-3):
-    """[lo, hi]: an honest report's weight falls outside with probability at most α."""
+    """[lo, hi]: an honest report's weight falls outside with probability at most α.
+
+    Parameters
+    ----------
+    mech : BFRRCE
+        The mechanism (its L, l, p and q).
+    alpha : float
+        The probability, at most, of an honest weight outside (α/2 each side, for each k <= l).
+
+    Returns
+    -------
+    (int, int)
+        lo and hi, in bits.
+    """
     alpha = check_probability(alpha, "alpha")
     lo, hi = mech.L, 0
     for k in range(1, mech.l + 1):
@@ -125,12 +153,38 @@ def weight_bounds(mech, alpha=1e-3):
 
 
 def report_weights(reports):
-    """Number of ones in each packed report."""
+    """Number of ones in each packed report.
+
+    Parameters
+    ----------
+    reports : numpy.ndarray
+        Packed reports, uint8 (n, w).
+
+    Returns
+    -------
+    numpy.ndarray
+        The weight of each report (n,).
+    """
     return bits.row_weights(reports)
 
 
 def plausible_weight(mech, reports, alpha=1e-3):
-    """Boolean mask of the reports whose weight lies in :func:`weight_bounds` (reports unchanged)."""
+    """Boolean mask of the reports whose weight lies in :func:`weight_bounds` (reports unchanged).
+
+    Parameters
+    ----------
+    mech : BFRRCE
+        The mechanism of the reports.
+    reports : numpy.ndarray
+        Packed reports, uint8 (n, ceil(L/8)).
+    alpha : float
+        The probability, at most, that an honest report is outside.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool (n,): True for the reports kept.
+    """
     reports = mech.check_reports(reports)
     lo, hi = weight_bounds(mech, alpha)
     w = report_weights(reports)
@@ -292,7 +346,22 @@ def weight_excess(mech, reports, alpha: float = 1e-3):
 
 def concentrated_bound(mech, size: int, alpha: float = 1e-3) -> int:
     """Most ones an honest report puts on ``size`` given columns, except with probability <= α:
-    its weight there is at most Binomial(1, p) + Binomial(size − 1, q) (l = 1)."""
+    its weight there is at most Binomial(1, p) + Binomial(size − 1, q) (l = 1).
+
+    Parameters
+    ----------
+    mech : BFRRCE
+        The mechanism (its p and q).
+    size : int
+        The number of columns.
+    alpha : float
+        The probability, at most, that an honest report exceeds the bound.
+
+    Returns
+    -------
+    int
+        The bound, in ones.
+    """
     tail = np.cumsum(weight_pmf(size, 1, mech.p, mech.q)[::-1])[::-1]   # tail[w] = Pr[W >= w]
     return int(np.flatnonzero(tail > alpha)[-1])
 
@@ -305,6 +374,24 @@ def concentrated_fakes(mech, reports, columns: int = 64, alpha: float = 1e-3,
     the suspicious columns S than :func:`concentrated_bound` (|S|, ``report_alpha``) allows; so
     an honest report is dropped with probability <= ``report_alpha`` (and only in the batches
     flagged, at most about α of the honest ones). Reports are never modified.
+
+    Parameters
+    ----------
+    mech : BFRRCE
+        The mechanism of the reports.
+    reports : numpy.ndarray
+        Packed reports, uint8 (n, ceil(L/8)).
+    columns : int
+        The columns :func:`cooccurrence_test` examines.
+    alpha : float
+        The level of :func:`cooccurrence_test`.
+    report_alpha : float
+        The probability, at most, that a flagged batch's honest report is dropped.
+
+    Returns
+    -------
+    (numpy.ndarray, CooccurrenceTest)
+        bool (n,), True for the reports kept, and the test.
     """
     report_alpha = check_probability(report_alpha, "report_alpha")
     test = cooccurrence_test(mech, reports, columns, alpha)

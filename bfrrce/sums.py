@@ -26,6 +26,16 @@ def check_batch(batch) -> str:
     """``batch`` if it is a batch identifier: 64 lowercase hex digits, the content digest of
     :mod:`bfrrce.identity` (docs/formats.md).
 
+    Parameters
+    ----------
+    batch : str
+        The identifier to check.
+
+    Returns
+    -------
+    str
+        ``batch``.
+
     Raises
     ------
     LDPTypeError
@@ -213,7 +223,22 @@ class Debiased:
 
 
 def debias(counts, n, p, q) -> Debiased:
-    """:class:`Debiased` column sums (:func:`protocols.core.perturbation.debias_counts`), with the null variance."""
+    """:class:`Debiased` column sums (:func:`protocols.core.perturbation.debias_counts`), with the null variance.
+
+    Parameters
+    ----------
+    counts : array_like
+        c_j, the reports with bit j set (int, L).
+    n : int
+        The number of reports.
+    p, q : float
+        The probabilities that a report has bit j when the filter has it, and when it has not.
+
+    Returns
+    -------
+    Debiased
+        t̂, its variances, the null variance and n.
+    """
     t_hat, var = debias_counts(counts, n, p, q)
     return Debiased(t_hat, var, null_variance(n, p, q), n)
 

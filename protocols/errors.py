@@ -48,7 +48,13 @@ _PACKAGES = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(_
 
 def caller_level() -> int:
     """The ``stacklevel`` for ``warnings.warn`` that names the first frame outside this
-    project's packages (the user's call), from the function that warns."""
+    project's packages (the user's call), from the function that warns.
+
+    Returns
+    -------
+    int
+        The ``stacklevel`` (2 or more) to pass to ``warnings.warn``.
+    """
     frame, level = sys._getframe(2), 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGES):
         frame, level = frame.f_back, level + 1

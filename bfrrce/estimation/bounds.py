@@ -258,6 +258,27 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     binomial's, Hoeffding 1956; :data:`COUNT_SHARE` of the level), π₀ = Pr_0[c = τ] and
     R(M) = max_{t>=1} (E_t c − M)⁺Pr_t[c = τ]: the smaller of the two mean bounds is kept.
 
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        c_j, the reports with bit j set (int, L).
+    t_hat : numpy.ndarray
+        t̂_j, the debiased counts (float, L, users).
+    n : int
+        The number of reports.
+    p, q : float
+        The probabilities that a report has bit j when the filter has it, and when it has not.
+    tau : float
+        τ, the count threshold of H = {j : c_j > τ}.
+    L : int
+        The number of columns (filter bits).
+    l : int
+        The most bits one value sets.
+    total : float
+        T, an upper bound on Σ_j t_j (users; ``math.inf`` when unknown).
+    alpha : float
+        The one-sided level of the bound.
+
     Returns
     -------
     callable
@@ -303,6 +324,25 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
 
     The one with the smaller standard error is used (a function of the columns' counts on either
     side of τ, which the data fix to within a few columns).
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        c_j, the reports with bit j set (int, L).
+    t_hat : numpy.ndarray
+        t̂_j, the debiased counts (float, L, users).
+    var_hat : numpy.ndarray
+        V_j, the plug-in variances of t̂_j (float, L, users²).
+    n : int
+        The number of reports.
+    p, q : float
+        The probabilities that a report has bit j when the filter has it, and when it has not.
+    tau : float
+        τ, the count threshold of H.
+    total : float or None
+        An upper bound on Σ_j t_j (users), or None when unknown (then only the direct way).
+    alpha : float
+        The one-sided level of the bound.
 
     Returns
     -------

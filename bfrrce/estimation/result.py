@@ -36,7 +36,18 @@ def _fmt(x):
 
 
 def identified(interval: tuple[float, float]) -> bool:
-    """Whether the bounds locate D: upper <= :data:`IDENTIFIED_RATIO`·lower."""
+    """Whether the bounds locate D: upper <= :data:`IDENTIFIED_RATIO`·lower.
+
+    Parameters
+    ----------
+    interval : (float, float)
+        The lower and upper bounds on D.
+
+    Returns
+    -------
+    bool
+        True when lower > 0 and upper <= :data:`IDENTIFIED_RATIO`·lower.
+    """
     lo, hi = interval
     return lo > 0 and hi <= IDENTIFIED_RATIO * lo
 

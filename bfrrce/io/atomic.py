@@ -32,6 +32,16 @@ def _same_file(a: Path, b: Path) -> bool:
 def check_destination(path) -> Path:
     """``path`` as a Path, refused unless it is absent or a regular file this process may write.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output file.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
     Raises
     ------
     LDPValueError
@@ -57,6 +67,18 @@ def check_destination(path) -> Path:
 def check_outputs(output, inputs: Iterable) -> Path:
     """``output`` as a Path, refused if it names one of ``inputs`` (same file, or same path) or
     its folder does not exist (checked before any input is read).
+
+    Parameters
+    ----------
+    output : str or os.PathLike
+        The output file.
+    inputs : iterable of path
+        The input files.
+
+    Returns
+    -------
+    pathlib.Path
+        ``output``.
 
     Raises
     ------

@@ -91,7 +91,22 @@ class SeededError(IncompatibleError):
 
 
 def check_seeded(seeded: bool, allow_seeded: bool, what: str) -> None:
-    """Refuse seeded reports unless allowed (docs/formats.md, seeded files)."""
+    """Refuse seeded reports unless allowed (docs/formats.md, seeded files).
+
+    Parameters
+    ----------
+    seeded : bool
+        Whether the reports come from seeded noise.
+    allow_seeded : bool
+        Whether seeded reports are accepted.
+    what : str
+        What holds the reports, for the message.
+
+    Raises
+    ------
+    SeededError
+        Seeded reports not allowed.
+    """
     if seeded and not allow_seeded:
         raise SeededError(f"{what}: its reports come from seeded noise (replayable from the seed, "
                           "so they protect nobody); pass allow_seeded=True (CLI --allow-seeded) to "
@@ -376,6 +391,27 @@ def read_report_sums(path, mechanism=None, chunk_rows=1 << 16, column="report",
                      allow_seeded=False, screen=None) -> ColumnSums:
     """Column sums of one report file, streamed, labelled with the identifier of its rows.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The report file (:func:`dump_reports`, or a table with a column of reports).
+    mechanism : BFRRCE or None
+        The expected parameters; None: those of the file.
+    chunk_rows : int
+        Rows read at a time.
+    column : str
+        The column of reports (tables).
+    allow_seeded : bool
+        Whether to accept seeded reports.
+    screen : callable or None
+        ``screen(mechanism, reports)`` -> boolean mask of the reports to count (e.g.
+        :class:`bfrrce.io.stream.Screen`); None counts every report.
+
+    Returns
+    -------
+    ColumnSums
+        The sums, labelled with the batch of the file's rows.
+
     Raises
     ------
     SeededError
@@ -438,7 +474,18 @@ def iter_report_chunks(path, mechanism=None, chunk_rows=1 << 16, column="report"
 
 def sums_batch(agg: ColumnSums) -> str:
     """Identifier of unlabelled column sums: the SHA-256 of their parameters, n and counts
-    (the same sums always get the same identifier)."""
+    (the same sums always get the same identifier).
+
+    Parameters
+    ----------
+    agg : ColumnSums
+        The sums.
+
+    Returns
+    -------
+    str
+        64 lowercase hex digits.
+    """
     digest = hashlib.sha256(json.dumps(_params(agg.mechanism), sort_keys=True).encode()
                             + struct.pack("<Q", agg.n) + np.ascontiguousarray(agg.counts, "<i8").tobytes())
     return digest.hexdigest()
@@ -450,6 +497,21 @@ def dump_column_sums(agg: ColumnSums) -> bytes:
     Sums of unlabelled reports (``agg.batches`` empty, n > 0) are written as the one batch
     :func:`sums_batch`: readers require every non-empty sums file to name its batches, and the
     same sums written twice are refused when merged.
+
+    Parameters
+    ----------
+    agg : ColumnSums
+        The sums to write.
+
+    Returns
+    -------
+    bytes
+        The file's content.
+
+    Raises
+    ------
+    LDPTypeError
+        ``agg`` is not a :class:`ColumnSums`.
     """
     if not isinstance(agg, ColumnSums):
         raise LDPTypeError(f"expected ColumnSums, got {type(agg).__name__}")
@@ -462,6 +524,20 @@ def dump_column_sums(agg: ColumnSums) -> bytes:
 
 def load_column_sums(data: bytes, mechanism: BFRRCE | None = None, allow_seeded: bool = False) -> ColumnSums:
     """Read a column-sums file (:func:`dump_column_sums`).
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content.
+    mechanism : BFRRCE or None
+        The expected parameters; None: those of the header.
+    allow_seeded : bool
+        Whether to accept sums of seeded reports.
+
+    Returns
+    -------
+    ColumnSums
+        The sums.
 
     Raises
     ------
@@ -495,7 +571,29 @@ MAX_SUMS_BYTES = 27 + MAX_HEADER + 8 * (1 << 24)     # the largest valid column-
 
 def read_column_sums_file(path, mechanism: BFRRCE | None = None, allow_seeded: bool = False) -> ColumnSums:
     """:func:`load_column_sums` of a file, refused before reading unless it is a regular file
-    of at most ``MAX_SUMS_BYTES`` (so /dev/zero, a FIFO or a huge sparse file costs nothing)."""
+    of at most ``MAX_SUMS_BYTES`` (so /dev/zero, a FIFO or a huge sparse file costs nothing).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The column-sums file.
+    mechanism : BFRRCE or None
+        The expected parameters; None: those of the header.
+    allow_seeded : bool
+        Whether to accept sums of seeded reports.
+
+    Returns
+    -------
+    ColumnSums
+        The sums.
+
+    Raises
+    ------
+    InputError
+        Not an existing regular file (:func:`bfrrce.io.values.check_input`).
+    FormatError
+        A file larger than ``MAX_SUMS_BYTES``, or damage (:func:`load_column_sums`).
+    """
     path = check_input(path)
     size = path.stat().st_size
     if size > MAX_SUMS_BYTES:
@@ -506,7 +604,22 @@ def read_column_sums_file(path, mechanism: BFRRCE | None = None, allow_seeded: b
 def dump_reports(mech: BFRRCE, reports: np.ndarray, seeded: bool = False) -> bytes:
     """A report file (kind 2) whose header states the rows' identifier (:mod:`bfrrce.identity`)
     and ``seeded`` (the noise came from a seeded generator: say so, readers refuse it unless
-    allowed)."""
+    allowed).
+
+    Parameters
+    ----------
+    mech : BFRRCE
+        The mechanism of the reports.
+    reports : numpy.ndarray
+        Packed reports, uint8 (n, ceil(L/8)).
+    seeded : bool
+        Whether the noise came from a seeded generator.
+
+    Returns
+    -------
+    bytes
+        The file's content.
+    """
     reports = mech.check_reports(reports)
     if not isinstance(seeded, bool):
         raise LDPTypeError(f"seeded must be a bool, got {seeded!r}")
@@ -518,7 +631,22 @@ def dump_reports(mech: BFRRCE, reports: np.ndarray, seeded: bool = False) -> byt
 
 def load_reports(data: bytes, mechanism: BFRRCE | None = None, allow_seeded: bool = False) -> tuple:
     """Read a report file held in memory: (mechanism, reports uint8 (n, ceil(L/8)), batch), the
-    batch being the identifier of the rows (a header stating another is refused)."""
+    batch being the identifier of the rows (a header stating another is refused).
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content.
+    mechanism : BFRRCE or None
+        The expected parameters; None: those of the header.
+    allow_seeded : bool
+        Whether to accept seeded reports.
+
+    Returns
+    -------
+    (BFRRCE, numpy.ndarray, str)
+        The mechanism, the reports and the batch identifier.
+    """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise LDPTypeError(f"expected bytes, got {type(data).__name__}")
     fh = io.BytesIO(data)
@@ -544,7 +672,22 @@ def load_reports(data: bytes, mechanism: BFRRCE | None = None, allow_seeded: boo
 
 def add_file(sums: ColumnSums, data: bytes, allow_seeded: bool = False) -> ColumnSums:
     """``sums`` plus the reports of a report file held in memory; refuses reports already
-    counted (the same rows, in any file or in memory) and duplicated rows."""
+    counted (the same rows, in any file or in memory) and duplicated rows.
+
+    Parameters
+    ----------
+    sums : ColumnSums
+        The sums so far.
+    data : bytes
+        A report file's content (:func:`dump_reports`).
+    allow_seeded : bool
+        Whether to accept seeded reports.
+
+    Returns
+    -------
+    ColumnSums
+        The merged sums.
+    """
     mech, reports, _ = load_reports(data, sums.mechanism, allow_seeded)
     seeded = _read_report_header(io.BytesIO(data), mech, "report file")[3]
     return sums.merge(mech.aggregate_batches([reports], seeded=seeded))
@@ -575,6 +718,16 @@ def dump_aggregate(aggregate: SupportCounts) -> bytes:
 
 def load_aggregate(data: bytes) -> SupportCounts:
     """Read :func:`dump_aggregate`: the counts, with their mechanism rebuilt from the header.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content.
+
+    Returns
+    -------
+    SupportCounts
+        The counts and their mechanism.
 
     Raises
     ------

@@ -37,7 +37,26 @@ PERTURB_ROWS = 1 << 15      # rows perturbed at a time: 4 MiB of reports at L = 
 
 def position_chunks(path, column, bloom, chunk_rows: int = CHUNK_ROWS, progress=None) -> Iterator[tuple]:
     """(positions of the chunk's distinct keys (k, l), each row's key index (rows,)) per chunk;
-    ``progress(rows)``, if given, is called after each chunk with its number of rows."""
+    ``progress(rows)``, if given, is called after each chunk with its number of rows.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The input table.
+    column : str
+        The column of values.
+    bloom : Bloom
+        The filter whose positions are computed (its ``key_positions``).
+    chunk_rows : int
+        Rows read at a time.
+    progress : callable or None
+        Called with the rows of each chunk.
+
+    Returns
+    -------
+    iterator of (numpy.ndarray, numpy.ndarray)
+        One pair per chunk.
+    """
     for chunk in iter_key_chunks(path, column, chunk_rows):
         yield bloom.key_positions(chunk.data, chunk.offsets), chunk.codes
         if progress is not None:

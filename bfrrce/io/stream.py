@@ -23,7 +23,24 @@ from .formats import read_report_sums
 class Screen:
     """The weight screen of :func:`bfrrce.poisoning.plausible_weight` applied chunk by chunk
     (bounded memory), counting what it removes: ``removed`` of ``seen`` reports, whose weight
-    lay outside ``bounds`` (an honest report is removed with probability at most ``alpha``)."""
+    lay outside ``bounds`` (an honest report is removed with probability at most ``alpha``).
+
+    Parameters
+    ----------
+    alpha : float
+        The probability that an honest report is removed, at most.
+
+    Attributes
+    ----------
+    alpha : float
+        As given.
+    seen : int
+        The reports screened so far.
+    removed : int
+        The reports removed so far.
+    bounds : (int, int) or None
+        The weight bounds (:func:`bfrrce.poisoning.weight_bounds`); None before the first chunk.
+    """
 
     def __init__(self, alpha: float = 1e-3):
         self.alpha, self.seen, self.removed, self.bounds = alpha, 0, 0, None
@@ -79,7 +96,22 @@ def aggregate_file(path, mechanism: BFRRCE | None = None, chunk_rows: int = 1 <<
 
 def progress_bar(total: int | None, unit: str, **options):
     """A tqdm progress bar on stderr (shown after 2 s), or None when tqdm is not installed or
-    stderr is not a terminal (a log file gets no bar). ``options`` go to ``tqdm``."""
+    stderr is not a terminal (a log file gets no bar). ``options`` go to ``tqdm``.
+
+    Parameters
+    ----------
+    total : int or None
+        The number of steps, if known.
+    unit : str
+        The name of one step.
+    **options
+        Further arguments of ``tqdm``.
+
+    Returns
+    -------
+    tqdm.tqdm or None
+        The bar, or None.
+    """
     if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
         return None
     try:
@@ -92,6 +124,26 @@ def progress_bar(total: int | None, unit: str, **options):
 def aggregate_files(paths: Iterable, mechanism: BFRRCE | None = None, chunk_rows: int = 1 << 16,
                     progress: bool = False, allow_seeded: bool = False, screen: Screen | None = None) -> ColumnSums:
     """Column sums of many report files, merged (a batch read twice is refused).
+
+    Parameters
+    ----------
+    paths : iterable of path
+        The report files.
+    mechanism : BFRRCE or None
+        The expected parameters; None: those of the first file.
+    chunk_rows : int
+        Rows read at a time.
+    progress : bool
+        Whether to show a progress bar (:func:`progress_bar`).
+    allow_seeded : bool
+        Whether to accept seeded reports.
+    screen : Screen or None
+        The weight screen applied to every file; None counts every report.
+
+    Returns
+    -------
+    ColumnSums
+        The merged sums.
 
     Raises
     ------

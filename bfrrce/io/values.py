@@ -88,7 +88,23 @@ def _kind(path: Path) -> str:
 
 def check_input(path) -> Path:
     """``path`` as a Path, refused (:class:`InputError`) unless it names an existing regular
-    file: a FIFO would block and a device such as /dev/zero never ends."""
+    file: a FIFO would block and a device such as /dev/zero never ends.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The input file.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    InputError
+        Not a str or path, absent, unreadable, or not a regular file.
+    """
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise InputError(f"a file name must be a str or a path, got {type(path).__name__}: {path!r:.80}")
     path = Path(path)

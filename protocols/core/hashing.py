@@ -121,6 +121,16 @@ def as_keys(values) -> np.ndarray:
     bytes; here a list of integers becomes int64 and any other list an object array of the
     values themselves. Arrays are returned as they are, after the refusals below.
 
+    Parameters
+    ----------
+    values : sequence or numpy.ndarray
+        The keys (str, bytes or integers), one per user.
+
+    Returns
+    -------
+    numpy.ndarray
+        1-D: ``values`` itself for an array, int64 for a list of integers, object otherwise.
+
     Raises
     ------
     LDPTypeError
@@ -147,7 +157,18 @@ def as_keys(values) -> np.ndarray:
 
 def distinct_keys(values) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys of a batch (one representative each, equal canonical bytes being one
-    key) and how many times each occurs: (keys, int64 counts)."""
+    key) and how many times each occurs: (keys, int64 counts).
+
+    Parameters
+    ----------
+    values : sequence or numpy.ndarray
+        The keys (:func:`as_keys`).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The distinct keys and the int64 count of each.
+    """
     keys = as_keys(values)
     if keys.dtype != object:
         return np.unique(keys, return_counts=True)
@@ -162,7 +183,20 @@ def distinct_keys(values) -> tuple[np.ndarray, np.ndarray]:
 def deduplicate(values, name: str = "candidates") -> np.ndarray:
     """``values`` (:func:`as_keys`) with each canonical key once, in first-occurrence order; a
     ``UserWarning`` says how many repeats were dropped (a candidate listed twice would otherwise
-    be counted twice by the methods that sum over candidates)."""
+    be counted twice by the methods that sum over candidates).
+
+    Parameters
+    ----------
+    values : sequence or numpy.ndarray
+        The keys (:func:`as_keys`).
+    name : str
+        What the values are, for the warning.
+
+    Returns
+    -------
+    numpy.ndarray
+        The distinct keys in first-occurrence order (``values`` as keys when none repeats).
+    """
     keys = as_keys(values)
     if keys.dtype == object:
         index: dict = {}
@@ -179,7 +213,18 @@ def deduplicate(values, name: str = "candidates") -> np.ndarray:
 
 
 def check_key_dtype(arr: np.ndarray) -> None:
-    """Refuse arrays whose dtype has no canonical key (:func:`as_keys`)."""
+    """Refuse arrays whose dtype has no canonical key (:func:`as_keys`).
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        The keys to check.
+
+    Raises
+    ------
+    LDPTypeError
+        A masked array, or a bool, float, complex, datetime or timedelta dtype.
+    """
     if isinstance(arr, np.ma.MaskedArray):
         raise LDPTypeError("keys must not be a masked array (masked entries would count as users): "
                            "pass values.compressed()")
@@ -294,6 +339,11 @@ def hash_keys(values: ArrayLike, seeds: ArrayLike) -> np.ndarray:
 
 def dictionary_encode(values):
     """The canonical keys of a list, each distinct key once, stored back to back.
+
+    Parameters
+    ----------
+    values : list
+        The keys (str, bytes, int or other values with a canonical key).
 
     Returns
     -------

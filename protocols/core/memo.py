@@ -34,7 +34,18 @@ def _word(text: str) -> int:
 
 def mechanism_word(mechanism) -> int:
     """A 64-bit word (signed int) naming a mechanism's class and parameters: the first 8 bytes
-    of the SHA-256 of its class name and constructor arguments (:mod:`protocols.core.registry`)."""
+    of the SHA-256 of its class name and constructor arguments (:mod:`protocols.core.registry`).
+
+    Parameters
+    ----------
+    mechanism : object
+        A dataclass mechanism (:func:`protocols.core.registry.mechanism_params`).
+
+    Returns
+    -------
+    int
+        The word, a signed 64-bit integer.
+    """
     params = json.dumps(mechanism_params(mechanism), sort_keys=True, default=repr)
     return _word(f"{type(mechanism).__module__}.{type(mechanism).__qualname__}:{params}")
 

@@ -129,7 +129,13 @@ def source(rng: RNG = None) -> Source:
 @contextmanager
 def simulating():
     """Silence the seeded-noise :class:`PrivacyWarning` inside a simulation (server-side code that
-    privatizes synthetic values with a seed on purpose)."""
+    privatizes synthetic values with a seed on purpose).
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        A context manager (used as ``with simulating(): ...``) that yields None.
+    """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="seeded client noise", category=PrivacyWarning)
         yield

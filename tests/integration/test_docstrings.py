@@ -1,7 +1,10 @@
 """Every public class and function of ``protocols`` and ``bfrrce`` has a numpydoc docstring.
 
 The public names are those of the packages' ``__all__`` (``protocols``, ``bfrrce``,
-``bfrrce.estimation``) and the public methods and properties of the classes among them.
+``bfrrce.estimation``) and the public methods and properties of the classes among them, and
+every public function and class (name without a leading ``_``) defined in a module of
+``protocols`` or ``bfrrce`` (found with ``pkgutil.walk_packages``; ``protocols.bits.numba_kernel``,
+which needs numba, and the ``__main__`` modules are skipped).
 A definition that takes arguments must document them in a ``Parameters`` section (a class: in
 ``Parameters`` or ``Attributes``); a function without arguments needs a ``Returns`` section;
 a property or an exception class needs a docstring. Docstrings inherited from a base class count
@@ -12,11 +15,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import re
 
 import pytest
 
 PACKAGES = ("protocols", "bfrrce", "bfrrce.estimation")
+ROOTS = ("protocols", "bfrrce")
+SKIPPED = ("protocols.bits.numba_kernel",)
 SECTION = re.compile(r"^\s*(Parameters|Attributes|Returns)\s*\n\s*-{3,}", re.M)
 
 def _public_members(cls):
@@ -30,7 +36,7 @@ def _public_members(cls):
 
 
 def _definitions():
-    seen = {}
+    seen: dict = {}
     for package in PACKAGES:
         module = importlib.import_module(package)
         for name in module.__all__:
@@ -53,6 +59,35 @@ def _definitions():
                         if key not in seen:
                             seen[key] = True
                             yield f"{qualname}.{member_name}", member, obj
+    yield from _module_definitions(seen)
+
+
+def _modules():
+    """The names of the modules of ``protocols`` and ``bfrrce`` the test imports."""
+    names = []
+    for root in ROOTS:
+        package = importlib.import_module(root)
+        names.append(root)
+        for info in pkgutil.walk_packages(package.__path__, root + "."):
+            if info.name in SKIPPED or info.name.rsplit(".", 1)[-1] == "__main__":
+                continue
+            names.append(info.name)
+    return names
+
+
+MODULES = _modules()
+
+
+def _module_definitions(seen):
+    for module_name in MODULES:
+        module = importlib.import_module(module_name)
+        for name, obj in vars(module).items():
+            if name.startswith("_") or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            if obj.__module__ != module_name or id(obj) in seen:
+                continue
+            seen[id(obj)] = f"{module_name}.{name}"
+            yield f"{module_name}.{name}", obj, None
 
 
 def _arguments(func):
