@@ -34,6 +34,7 @@ def run(name, argv):
     ("multidimensional", ["--n", "3000", "--trials", "1", "--queries", "2", "--epsilons", "2"], "per-attribute / HIO"),
     ("shuffle", ["--exact-ns", "100", "--ns", "1000", "--epsilons", "1", "--deltas", "1e-6"], "numerical / exact"),
     ("sets", ["--quick", "--runs", "2"], "ours/best SFM"),
+    ("estimate_speed", ["--L", "1024", "--n", "20000", "--repeats", "1", "--epsilons", "4"], "median estimate"),
 ])
 def test_benchmark_scripts_run(name, argv, expect):
     assert expect in run(name, argv)
