@@ -317,8 +317,8 @@ class BFRRCE(Mechanism):
             Packed reports, validated by :meth:`check_reports` and never modified.
 
         label : bool
-            Label the sums with the reports' content identifier (:mod:`bfrrce.identity`, about
-            3 µs a report) and refuse duplicated reports; False (simulations whose sums are
+            Label the sums with the reports' content identifier (:mod:`bfrrce.identity`: one
+            SHA-256 per report) and refuse duplicated reports; False (simulations whose sums are
             never merged with others) skips both.
 
         Returns
@@ -384,7 +384,7 @@ class BFRRCE(Mechanism):
 
         With t_j the users whose filter has bit j, c_j ~ Binomial(t_j, p) + Binomial(n − t_j, q)
         independently over j: the exact law of the column sums of :meth:`privatize`'s reports
-        (:func:`protocols.oracles.unary.simulate_column_sums`). Cost O(distinct·l + L), so 10^9 users take
+        (:func:`protocols.core.perturbation.simulate_column_sums`). Cost O(distinct·l + L), so 10^9 users take
         milliseconds.
 
         Parameters

@@ -464,28 +464,7 @@ class SetSketch(Mechanism):
             raise LDPValueError(f"occupancy must be {self.L} integers in [0, {k}]")
         return ColumnSums(self, simulate_column_sums(m, k, self.p, self.q, generator(rng)), k)
 
-    def check_aggregate(self, aggregate: ColumnSums) -> ColumnSums:
-        """``aggregate`` if it is the non-empty :class:`ColumnSums` of this sketch.
-
-        Parameters
-        ----------
-        aggregate : ColumnSums
-            Sums to estimate from.
-
-        Returns
-        -------
-        ColumnSums
-            ``aggregate`` itself.
-
-        Raises
-        ------
-        LDPTypeError
-            Not a :class:`ColumnSums`.
-        IncompatibleError
-            Sums of other parameters.
-        LDPValueError
-            No reports.
-        """
+    def check_aggregate(self, aggregate: ColumnSums) -> ColumnSums:  # documented by Mechanism
         return check_column_sums(self, aggregate)
 
     def intersection(self, a: ColumnSums, b: ColumnSums, confidence: float = 0.95) -> SetEstimate:

@@ -112,7 +112,7 @@ def occupied_columns(pvalues: np.ndarray, counts: ArrayLike, n: int, q: float, p
     of maximising over thresholds. Var K̂ = Var R(u*)/(1 − u*)², Var R(u*) = (L − K̂)u*(1 − u*)
     (the empty columns, exactly) + Σ_j P_j(1 − P_j), P_j = Pr[c_j >= c*] for the count c* that
     p-values <= u* need, estimated by Φ((c_j − c* + ½)/s_j),
-    s_j² = Var(c_j) at t̂_j⁺ (:func:`protocols.oracles.unary.debias_counts`); about 0 on empty columns when u*
+    s_j² = Var(c_j) at t̂_j⁺ (:func:`protocols.core.perturbation.debias_counts`); about 0 on empty columns when u*
     is small.
 
     Parameters

@@ -95,8 +95,8 @@ def column_kernel(nbytes: int, rows: int):
 
     In ``auto`` mode the kernel counts batches of at least :data:`MIN_BATCH_BYTES`, except few
     wide rows (fewer than :data:`MIN_ROWS` in a batch of two numpy slabs or more, where its
-    fixed cost per call over the 8·L counters is not paid back: 64 rows of 4 KiB ran at 0.77× numpy,
-    every other batch of the table in docs/measurements.md, "Speed and scale", faster). A batch left to numpy
+    fixed cost per call over the 8·L counters is not paid back; benchmarks/aggregation.py measures
+    where the kernel wins, docs/measurements.md "Speed and scale"). A batch left to numpy
     adds to the bytes numpy has counted in this process; once they would reach
     :data:`LOAD_AFTER_BYTES`, the kernel is loaded (if numba is installed and imports), so that
     loading costs at most about what numpy has already spent (the rule of renting until the

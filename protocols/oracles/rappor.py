@@ -429,7 +429,7 @@ class RAPPOR(FrequencyOracle):
         -------
         (numpy.ndarray, numpy.ndarray)
             t̂ (cohorts × bits) and [t q*(1−q*) + (N_c − t) p*(1−p*)]/(q* − p*)² at the plug-in
-            t = clip(t̂, 0, N_c) (:func:`protocols.oracles.unary.debias_counts`).
+            t = clip(t̂, 0, N_c) (:func:`protocols.core.perturbation.debias_counts`).
         """
         counts = self.check_aggregate(aggregate).counts
         return debias_counts(counts[:, :-1], counts[:, -1:], self.p_star, self.q_star)

@@ -76,7 +76,7 @@ def test_occupied_columns_lower_bound_holds():
 def test_second_moment_is_unbiased():
     """Mean of Ŝ₂ over runs within 5 standard errors of Σ_j t_j², and its reported se matches
     the measured spread: the sample sd of R runs has relative se √(1/(2(R − 1))) (normal
-    draws), so the ratio is within 5 of them of 1 (measured 1.076 here)."""
+    draws), so the ratio is within 5 of them of 1."""
     mech = BFRRCE(epsilon=2.0, L=128)
     values, counts = np.arange(40), np.arange(1, 41) * 10
     t = mech.bloom.column_counts(mech.bloom.positions(values), counts)
@@ -124,8 +124,7 @@ def test_equal_frequency_estimate_finds_the_mode_between_grid_points(epsilon, L,
                                         (10_000, 0.119, 0.5, 82)])
 def test_column_law_is_close_to_the_exact_convolution(n, q, p, t):
     """The Edgeworth-corrected law of Binomial(t, p) + Binomial(n − t, q) against the exact
-    convolution: total variation <= 0.005 and at most a fifth of the plain normal's (measured:
-    0.0011 against 0.0175, 0.0004 against 0.0103, < 0.0001 against 0.0029)."""
+    convolution: total variation <= 0.005 and at most a fifth of the plain normal's."""
     c = np.arange(n + 1)
     exact = np.convolve(stats.binom.pmf(np.arange(t + 1), t, p),
                         stats.binom.pmf(np.arange(n - t + 1), n - t, q))[:n + 1]
@@ -150,9 +149,9 @@ def equal_frequency_draws(eps, L, n, D, runs, seed=11):
 def test_equal_frequency_estimate_is_calibrated_where_values_are_near_the_limit(eps, L, n):
     """122 values among n users (10,000 at ε = 4, L = 1024: about 3 noise sd per column;
     2,000 at ε = 8: 16 users a value, some columns' counts of values misread): over 100 runs
-    with new hash draws, the mean is D within 5 standard errors of the mean (measured:
-    124.2 ± 0.7 and 122.4 ± 0.25), and the median reported spread is within 0.8–1.25 of the
-    measured sd, give or take 5 standard errors of a sample sd (measured ratios 1.12 and 0.93)."""
+    with new hash draws, the mean is D within 5 standard errors of the mean, and the median
+    reported spread is within 0.8–1.25 of the measured sd, give or take 5 standard errors of a
+    sample sd."""
     D, runs = 122, 100
     value, spread = equal_frequency_draws(eps, L, n, D, runs)
     assert abs(value.mean() - D) <= 5 * value.std(ddof=1) / math.sqrt(runs)
@@ -163,9 +162,8 @@ def test_equal_frequency_estimate_is_calibrated_where_values_are_near_the_limit(
 def test_equal_frequency_estimate_counts_the_values_where_the_sums_tell_them_apart():
     """122 values of 82 users among 10,000, ε = 8, L = 4096: every column's count of values
     shows in its sum, so Σ_j k_j = lD pins D (the de-Poissonized likelihood): within half a
-    value of 122 in every one of 50 runs (measured sd 0.06; the Poisson model alone had sd
-    1.3), with a median spread of the integer step, √(1/12) = 0.29 (more where a column's count
-    is in doubt: up to 0.42 measured)."""
+    value of 122 in every one of 50 runs, with a median spread of the integer step,
+    √(1/12) = 0.29 (more where a column's count is in doubt)."""
     value, spread = equal_frequency_draws(8.0, 4096, 10_000, 122, 50)
     assert np.all(np.abs(value - 122) < 0.5)
     assert np.median(spread) == pytest.approx(math.sqrt(1 / 12), rel=0.05)
