@@ -19,6 +19,7 @@ any file path.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,11 @@ class Dataset:
 
 def _synthetic(name, **options):
     params = dict(synthetic.PAPER_SETS.get(name, {}), **options)
+    known = set(inspect.signature(synthetic.generate).parameters)
+    if set(params) - known:
+        raise LDPValueError(f"unknown synthetic option(s) {sorted(set(params) - known)}: use {sorted(known)}")
+    if not {"n", "cardinality"} <= set(params):
+        raise LDPValueError("the synthetic dataset needs n and cardinality (e.g. n=10000,cardinality=500)")
     values = synthetic.generate(**params)
     domain = params.get("domain", 1000)
     return Dataset(name, values, len(np.unique(values)), np.arange(1, domain + 1),

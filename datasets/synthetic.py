@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from protocols.errors import LDPValueError
+
+MAX_USERS = 10 ** 8      # 800 MB of int64 values: a generated dataset larger than this is refused
 
 
 def equal_counts(n: int, k: int) -> np.ndarray:
@@ -51,8 +56,16 @@ def generate(n: int, cardinality: int, domain: int = 1000, distribution: str = "
     Raises
     ------
     LDPValueError
-        A cardinality out of range or an unknown distribution.
+        n, cardinality or domain not an integer in range (n at most :data:`MAX_USERS`), s not a
+        positive finite number, or an unknown distribution.
     """
+    for name, value in (("n", n), ("cardinality", cardinality), ("domain", domain), ("seed", seed)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            raise LDPValueError(f"{name} must be an integer, got {value!r}")
+    if not 1 <= n <= MAX_USERS:
+        raise LDPValueError(f"n must be in 1..{MAX_USERS:,} (the generated values are held in memory), got {n}")
+    if not (isinstance(s, numbers.Real) and math.isfinite(s) and s > 0):
+        raise LDPValueError(f"s (the Zipf exponent) must be a positive finite number, got {s!r}")
     if not 1 <= cardinality <= min(n, domain):
         raise LDPValueError(f"need 1 <= cardinality <= min(n, domain), got {cardinality}")
     rng = np.random.default_rng(seed)

@@ -77,6 +77,11 @@ def test_small_cli_items(tmp_path):
     assert code == 2 and "--methods is empty" in err
     code, _, err = run(["evaluate", "--dataset", "synthetic", "--synthetic", "s=nan"])
     assert code == 2 and "finite" in err
+    for option, message in (("s=-1,n=100", "positive finite"), ("n=10**12", "must be an integer"),
+                            ("n=1000000000000", "in memory"), ("n=2.5", "must be an integer"),
+                            ("sz=2", "unknown synthetic option")):
+        code, _, err = run(["evaluate", "--dataset", "synthetic", "--synthetic", f"{option},cardinality=5"])
+        assert code == 2 and message in err and "Traceback" not in err, (option, err)
     sums = tmp_path / "s.bfr"
     privatized = tmp_path / "r.bfr"
     assert run(["privatize", str(values_file), "--epsilon", "2", "--L", "64", "--out", str(privatized)])[0] == 0

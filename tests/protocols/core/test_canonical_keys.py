@@ -7,7 +7,7 @@ import mmh3
 import numpy as np
 import pytest
 
-from bfrrce import BFRRCE
+from bfrrce import BFRRCE, SetSketch
 from protocols import CMS, HCMS, RAPPOR, LDPTypeError
 from protocols.core.hashing import as_keys, canonical_key, distinct_keys, hash_keys
 
@@ -35,6 +35,13 @@ def test_every_path_hashes_the_canonical_bytes(container):
                           rappor.filter_positions(list(MIXED * 30), cohorts))
     mech = BFRRCE(epsilon=2.0, L=256, l=3)
     assert np.array_equal(mech.bloom.positions(values), mech.bloom.positions(list(MIXED * 30)))
+    sketch = SetSketch(epsilon=1.0, buckets=64, levels=8, hash_seed=3)
+    cells = sketch.cells(values)
+    assert np.array_equal(cells, sketch.cells(list(MIXED * 30)))
+    low = reference(MIXED * 30, [3])[:, 0]                      # the bucket: the hash's low 6 bits
+    assert np.array_equal(cells % 64, (low & 63).astype(np.int64))
+    same = sketch.cells([7, np.int32(7), np.uint16(7), -3, np.int64(-3)])   # one key, one cell
+    assert same[0] == same[1] == same[2] and same[3] == same[4]
 
 
 def test_simulate_and_privatize_agree_on_mixed_keys():
