@@ -34,7 +34,7 @@ from .estimation.result import identified
 from .sums import MAX_REPORTS, ColumnSums, Debiased, check_column_sums, debias, null_variance
 
 METHODS = ("auto", "paper", "corrected", "fill")
-DEGRADED_LAWS = 6     # the grid points 2^{k/2} in [ε/8, ε) at which the upper bound is also computed
+DEGRADED_LAWS = 3     # the grid points 2^{k/2} in [ε/2√2, ε) at which the upper bound is also computed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -535,15 +535,15 @@ class BFRRCE(Mechanism):
         return self.estimate(aggregate, confidence=confidence)
 
     def degraded_laws(self) -> dict[float, tuple[float, float]]:
-        """{ε': (p', q')} of this configuration at the six ε' of the grid 2^{k/2} in [ε/8, ε), from
+        """{ε': (p', q')} of this configuration at the three ε' of the grid 2^{k/2} in [ε/2√2, ε), from
         the top down, where :meth:`estimate` also computes the upper bound on exactly degraded
-        sums (a bound at ε is then never looser than at an ε' of the grid within a factor 8 below
-        it, at the same level, docs/estimation.md).
+        sums (a bound at ε is then at most the bound at each ε' of the grid within a factor 2√2
+        below it, computed at one law's share of the level, docs/estimation.md).
 
         Returns
         -------
         dict
-            {ε': (p', q')}, six laws, highest ε' first.
+            {ε': (p', q')}, three laws, highest ε' first.
         """
         top = math.ceil(2 * math.log2(self.epsilon)) - 1
         out = {}

@@ -38,6 +38,7 @@ FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it 
 MASS_SHARE = 0.8       # ... for the users outside (the rest for the values' slots)
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
+OWN_SHARE = 0.75       # share of α for the sums as reported when degraded laws are also tried
 
 
 def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *,
@@ -249,8 +250,8 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     and the same for v: U⁺(D) = Σ_{j∉H} t̂_j + B(D) + z·V(D)^{1/2} (normal approximation).
     With T finite the complement U <= T − Σ_{j∈H} t̂_j + Σ_j e_j1{c_j > τ} has the same mean
     term and variance at most Σ_j E[e_j²1{c_j > τ}] <= L(V(0) − v(0)) + K·v(0) + V′⁺·T (V(t) the
-    variance of t̂ at t users, linear of slope V′); for each D the one with the smaller of the two
-    variance bounds (functions of D alone) is used. The mean term is also at most
+    variance of t̂ at t users, linear of slope V′); the two are combined with the weights of
+    :func:`combined_weight` at the two variance bounds (functions of D alone). The mean term is also at most
     Σ_j E_j c·Pr_j[c = τ]/(p − q) (Stein: E[(c − E c)1{c > τ}] = Σ_i π_i(1 − π_i)Pr[c − β_i = τ]
     and Pr[c = τ] >= (1 − π_i)Pr[c − β_i = τ]), at most [M·(N⁺ − (L − K)π₀) + K·R(M)
     + (L − K)π₀·nq]/(p − q) for every level M, with N⁺ the Clopper–Pearson upper bound on
@@ -302,9 +303,10 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
         bias = min(bias, by_count)
         spread = L * v0 + float(np.min(k * v_table + _LAMBDAS * total))
         inner = L * max(null_var - v0, 0.0) + k * v0 + slope * total    # Σ_j E[e_j²1{c_j > τ}] at most
-        if inner < spread:                       # a choice that depends on D only, not on the data
-            return rest + bias + z * math.sqrt(inner)
-        return base + bias + z * math.sqrt(spread)
+        if not math.isfinite(inner):             # T unknown: the direct way alone
+            return base + bias + z * math.sqrt(spread)
+        w = combined_weight(inner, spread)       # a function of D only, not of the data
+        return w * rest + (1 - w) * base + bias + z * math.sqrt(w * w * inner + (1 - w) ** 2 * spread)
 
     return users_out
 
@@ -322,8 +324,9 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
     * **Direct**: U = Σ_{j∉H} t̂_j − Σ_j e_j1{c_j <= τ}, the last term of mean −B and variance
       at most Σ_{j∉H} V_j.
 
-    The one with the smaller standard error is used (a function of the columns' counts on either
-    side of τ, which the data fix to within a few columns).
+    Both are combined with :func:`combined_weight` (weights from the two variance bounds, which
+    the data fix through the columns' counts on either side of τ): the variance of the
+    combination is below either's.
 
     Parameters
     ----------
@@ -347,19 +350,43 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
     Returns
     -------
     (float, str)
-        The bound and "complement" or "direct".
+        The bound and "combined" (or "direct" when ``total`` is None).
     """
     inside = counts > tau
     bias, bias_var, excess = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)
     z = -float(special.ndtri(alpha))
-    direct_var = float(np.sum(var_hat[~inside])) + bias_var
-    direct = float(np.sum(t_hat[~inside])) + bias + z * math.sqrt(direct_var)
+    direct_var = float(np.sum(var_hat[~inside]))
+    direct = float(np.sum(t_hat[~inside]))
     if total is None:
-        return direct, "direct"
-    inner_var = float(np.sum(var_hat[inside])) + excess + bias_var
-    if inner_var >= direct_var:
-        return direct, "direct"
-    return total - float(np.sum(t_hat[inside])) + bias + z * math.sqrt(inner_var), "complement"
+        return direct + bias + z * math.sqrt(direct_var + bias_var), "direct"
+    inner_var = float(np.sum(var_hat[inside])) + excess
+    w = combined_weight(inner_var, direct_var)
+    mean = w * (total - float(np.sum(t_hat[inside]))) + (1 - w) * direct
+    spread = w * w * inner_var + (1 - w) ** 2 * direct_var + bias_var     # B̂ enters once
+    return mean + bias + z * math.sqrt(spread), "combined"
+
+
+def combined_weight(inner_var: float, direct_var: float) -> float:
+    """The weight w of the complement in w·(complement) + (1 − w)·(direct) that minimises the
+    bound on the variance w²·inner + (1 − w)²·direct: w = direct/(inner + direct).
+
+    Both ways read U plus a noise term of mean B (Σ_j E[e_j1{c_j > τ}] = −Σ_j E[e_j1{c_j <= τ}]
+    since E e_j = 0), and column j enters the combination as e_j·(w·1{c_j > τ} − (1 − w)·1{c_j <= τ}),
+    so the cross terms vanish: the variance is at most w²·Σ_j E[e_j²1{c_j > τ}] +
+    (1 − w)²·Σ_j E[e_j²1{c_j <= τ}].
+
+    Parameters
+    ----------
+    inner_var, direct_var : float
+        The bounds on the variances of the complement's and the direct way's noise.
+
+    Returns
+    -------
+    float
+        w in [0, 1] (1 if both are 0).
+    """
+    total = inner_var + direct_var
+    return direct_var / total if total > 0 else 1.0
 
 
 def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> float:
@@ -561,9 +588,9 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
     apply any procedure valid at ε' < ε to the sums degraded to the law at ε', so a bound that
     takes the smallest over a fixed grid of ε' gets no worse with more ε.
 
-    The sums as reported get α/2 and each law α/(2·|laws|) whether or not it is computed, so the
+    The sums as reported get 3α/4 (:data:`OWN_SHARE`) and each law α/(4·|laws|) whether or not it is computed, so the
     level of a law does not depend on the ε of the reports (:meth:`bfrrce.BFRRCE.degraded_laws`
-    always gives six). The laws are tried from the highest ε' down and the search
+    always gives three). The laws are tried from the highest ε' down and the search
     stops at the first that does not improve on the best so far (below the cap): the minimum
     over any data-chosen subset of bounds, each valid at its share, is valid at the sum of
     the shares; stopping only saves time where the bound is unimodal in ε'.
@@ -582,7 +609,7 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
         The bound and the ingredients of the law that gave it, with ``"upper_epsilon"`` (None:
         the sums as reported).
     """
-    own = alpha / 2 if laws else alpha
+    own = OWN_SHARE * alpha if laws else alpha
     a = (alpha - own) / max(len(laws), 1)
     best, info = upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, total=total, cap=cap, alpha=own)
     info["upper_epsilon"] = None

@@ -30,7 +30,7 @@ def test_degradation_is_the_law_of_the_smaller_epsilon():
 def test_upper_bound_at_epsilon_is_at_most_the_bound_on_the_degraded_sums():
     """On a full filter (Zipf 0.8, 10^5 users, L = 1024) every column is visible at ε = 10 and the
     bound on the sums as reported is n; the estimate keeps the bound on the sums degraded to
-    ε′ = 8 (the first of the six grid laws in [ε/8, ε)), at the same level."""
+    ε′ = 8 (the first of the three grid laws in [ε/2√2, ε)), at that law's share of the level."""
     rng = np.random.default_rng(0)
     w = np.arange(1, 20001, dtype=float) ** -0.8
     f = rng.multinomial(10 ** 5, w / w.sum())
@@ -39,11 +39,11 @@ def test_upper_bound_at_epsilon_is_at_most_the_bound_on_the_degraded_sums():
     agg = mech.simulate(np.arange(f.size), counts=f, rng=rng)
     est = mech.estimate(agg)
     laws = mech.degraded_laws()
-    assert list(laws) == [2.0 ** (k / 2) for k in range(6, 0, -1)]
+    assert list(laws) == [2.0 ** (k / 2) for k in range(6, 3, -1)]
     p2, q2 = laws[8.0]
     degraded = bounds.degrade_counts(agg.counts, agg.n, *bounds.thinning(mech.p, mech.q, p2, q2))
     t2, v2 = debias_counts(degraded, agg.n, p2, q2)
-    alpha = (1 - 0.95) / 2 / 2 / len(laws)
+    alpha = (1 - 0.95) / 2 * (1 - bounds.OWN_SHARE) / len(laws)
     at_eight, _ = bounds.upper_bound(degraded, t2, v2, n=agg.n, p=p2, q=q2, L=1024, l=1, total=agg.n,
                                      cap=agg.n, alpha=alpha)
     assert est.upper <= at_eight < agg.n
