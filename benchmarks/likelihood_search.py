@@ -31,9 +31,9 @@ def missed(mech, n, D, runs, seed):
     out = []
     for r in range(runs):
         counts = mech.simulate(rng.integers(0, 2 ** 62, D), counts=counts_of, rng=rng).counts
-        args = dict(n=n, p=mech.p, q=mech.q, L=mech.L, l=mech.l, mass=n)
-        est = likelihood.equal_frequency_estimate(counts, **args)
-        deficit = likelihood.search_deficit(counts, est, D, **args)
+        design = mech.design(n)
+        est = likelihood.equal_frequency_estimate(counts, design, n)
+        deficit = likelihood.search_deficit(counts, est, D, design, n)
         if deficit > likelihood.KEEP_WITHIN:
             out.append((r, est.value, est.spread, deficit))
     return out

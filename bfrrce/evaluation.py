@@ -50,6 +50,7 @@ from ._version import __version__
 from .advice import suggest_parameters
 from .bloom import memoize
 from .estimation import estimate_cardinality
+from .estimation.design import Observed
 from .io.atomic import check_outputs, write_atomic
 from .io.stream import progress_bar
 from .mechanism import BFRRCE
@@ -170,18 +171,17 @@ class _Data:
     def candidate_positions(self, mech):
         key = (mech.L, mech.l, mech.seed)
         if key not in self._candidates:
-            pos = mech.bloom.positions(self.candidates)
-            self._candidates[key] = dict(positions=pos, multiplicity=mech.bloom.column_counts(pos))
+            self._candidates[key] = mech.hash_candidates(self.candidates)
         return self._candidates[key]
 
 
 def _estimate(mech, agg, method, data, threshold):
     """``mech.estimate(agg, data.candidates, method, threshold=...)`` with the candidates hashed
     once per (L, l, seed) instead of once per call."""
-    options = data.candidate_positions(mech) if method in CANDIDATE_METHODS else {}
-    return estimate_cardinality(mech.debias(agg), method=method, counts=agg.counts, p=mech.p, q=mech.q,
-                                L=mech.L, l=mech.l, unit=mech.unit, confidence=0.95,
-                                parameters=mech.parameters, threshold=threshold, **options)
+    candidates = data.candidate_positions(mech) if method in CANDIDATE_METHODS else None
+    return estimate_cardinality(Observed(agg.counts, mech.design(agg.n)), method=method, confidence=0.95,
+                                parameters=mech.parameters, candidates=candidates, threshold=threshold,
+                                degraded=mech.degraded_laws())
 
 
 def _runs(methods, thresholds):

@@ -30,6 +30,7 @@ from .bloom import BloomFilter
 from .columns import NULLS, KeyColumn, column_keys, is_column
 from .identity import batch_sums
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
+from .estimation.design import Candidates, Design, Observed
 from .estimation.result import identified
 from .sums import MAX_REPORTS, ColumnSums, Debiased, check_column_sums, debias, null_variance
 
@@ -534,6 +535,35 @@ class BFRRCE(Mechanism):
         """
         return self.estimate(aggregate, confidence=confidence)
 
+    def design(self, n: int) -> Design:
+        """The parameters the estimators read for ``n`` reports of this mechanism.
+
+        Parameters
+        ----------
+        n : int
+            Number of reports.
+
+        Returns
+        -------
+        bfrrce.estimation.design.Design
+        """
+        return Design(n, self.p, self.q, self.L, self.l, self.unit)
+
+    def hash_candidates(self, values: Sequence) -> Candidates:
+        """A candidate list hashed for the estimators: positions and column multiplicities.
+
+        Parameters
+        ----------
+        values : sequence
+            The candidates (keys).
+
+        Returns
+        -------
+        bfrrce.estimation.design.Candidates
+        """
+        positions = self.bloom.positions(values)
+        return Candidates(positions, self.bloom.column_counts(positions))
+
     def degraded_laws(self) -> dict[float, tuple[float, float]]:
         """{ε': (p', q')} of this configuration at the three ε' of the grid 2^{k/2} in [ε/2√2, ε), from
         the top down, where :meth:`estimate` also computes the upper bound on exactly degraded
@@ -608,21 +638,19 @@ class BFRRCE(Mechanism):
         if method == "auto":
             method = "fill" if candidates is None else "corrected"
         agg = self.check_aggregate(aggregate)
-        deb = debias(agg.counts, agg.n, self.p, self.q)
-        options = {}
+        hashed = None
         if method != "fill":
             if candidates is not None:
                 candidates = deduplicate(check_value_batch(candidates, "candidates"))
             if candidates is None or len(candidates) == 0:
                 raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
-            positions = self.bloom.positions(candidates)
-            options = dict(positions=positions, multiplicity=self.bloom.column_counts(positions))
-        est = estimate_cardinality(deb, method=method, counts=agg.counts, p=self.p, q=self.q,
-                                   L=self.L, l=self.l, unit=self.unit, confidence=confidence,
-                                   parameters=self.parameters, threshold=threshold,
-                                   degraded=self.degraded_laws(), **options)
-        if method == "corrected":
-            est.details["detected"] = detected_candidates(deb, options["positions"], alpha)
+            hashed = self.hash_candidates(candidates)
+        est = estimate_cardinality(Observed(agg.counts, self.design(agg.n)), method=method,
+                                   confidence=confidence, parameters=self.parameters,
+                                   candidates=hashed, threshold=threshold, degraded=self.degraded_laws())
+        if hashed is not None and method == "corrected":
+            est.details["detected"] = detected_candidates(debias(agg.counts, agg.n, self.p, self.q),
+                                                          hashed.positions, alpha)
         if shuffled_delta is not None:
             if self.unit == "item":
                 raise LDPValueError("shuffled_delta needs one report per user at a known ε; with "

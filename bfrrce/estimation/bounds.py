@@ -29,9 +29,10 @@ import math
 import numpy as np
 
 from protocols.core.lazy import special, stats
-from protocols.core.perturbation import count_variance, debias_counts
+from protocols.core.perturbation import count_variance
 
 from . import moments, occupancy
+from .design import Observed
 
 THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one no empty column passes
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
@@ -41,27 +42,13 @@ EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection b
 OWN_SHARE = 0.75       # share of α for the sums as reported when degraded laws are also tried
 
 
-def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *,
-                n: int, p: float, q: float, L: int, l: int, mass: float | None,
-                alpha: float) -> tuple[float, dict]:
+def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
     """One-sided lower confidence bound on D at level 1 − α, and its ingredients.
 
     Parameters
     ----------
-    pvalues : numpy.ndarray
-        :func:`.occupancy.null_pvalues` of the columns.
-    counts : numpy.ndarray
-        Column sums c_j (L,).
-    t_hat, var_hat : numpy.ndarray
-        Debiased column sums and their plug-in variances.
-    n : int
-        Number of reports.
-    p, q : float
-        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
-    L, l : int
-        Filter size and hashes per value.
-    mass : float or None
-        A lower bound on N (n with one value per user, None if unknown).
+    observed : Observed
+        The column sums; N is used where it is known (``design.known_mass``).
     alpha : float
         Error probability.
 
@@ -69,11 +56,15 @@ def lower_bound(pvalues: np.ndarray, counts: np.ndarray, t_hat: np.ndarray, var_
     -------
     (float, dict)
         The bound and {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment",
-        "lower_stderr"}: the last is the standard error of the ingredient that gives the bound
-        (the spread of a value pinned at it), by the delta method: for the occupancy,
-        dD/dK·se(R(u)) at the threshold u of the bound (:func:`.occupancy.occupied_columns`
-        at the same level); for the second moment, N²·se(Ŝ₂)/S₂⁺²; 0 for the floor 1.
+        "lower_by_light_moment", "lower_stderr"}: the last is the standard error of the
+        ingredient that gives the bound (the spread of a value pinned at it), by the delta
+        method: for the occupancy, dD/dK·se(R(u)) at the threshold u of the bound
+        (:func:`.occupancy.occupied_columns` at the same level); for the second moment,
+        N²·se(Ŝ₂)/S₂⁺²; 0 for the floor 1.
     """
+    d = observed.design
+    n, p, q, L, l, mass = d.n, d.p, d.q, d.L, d.l, d.known_mass
+    pvalues, counts, t_hat, var_hat = observed.pvalues, observed.counts, observed.t_hat, observed.variance
     k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 8)
     by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 8)
     s2, se = moments.second_moment(t_hat, var_hat, n, p, q)
@@ -469,46 +460,35 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
     return hi
 
 
-def upper_bound(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int, p: float,
-                q: float, L: int, l: int, total: float | None, cap: float,
-                alpha: float) -> tuple[float, dict]:
+def upper_bound(observed: Observed, alpha: float, cap: float | None = None) -> tuple[float, dict]:
     """One-sided upper confidence bound on D at level 1 − α (mass balance), and its ingredients.
 
-    For each threshold τ (the null quantiles that :data:`FALSE_COLUMNS` empty columns are expected
-    to exceed, Bonferroni), U⁺ bounds the users outside
-    H = {c_j > τ} (:func:`users_outside_upper`, 3/4 of the level). Each of the D values puts
-    one user in every one of its distinct columns, so the numbers of values per column N_j have
-    Σ_{j∉H} N_j <= U; with random hashing the N_j are (Poissonized) independent Poisson(λ),
-    λ = mD/L, m = L(1 − (1 − 1/L)^l) a value's mean number of distinct columns, and however H
-    was chosen its L − |H| columns hold at least the L − |H| smallest N_j
-    (:func:`light_values_upper`, 1/4 of the level). So D <= L·λ⁺/m. The smallest bound over the
-    thresholds is kept, and D <= ``cap`` always.
+    For each threshold τ of :data:`THRESHOLDS` (Bonferroni over them: the null quantile that no
+    empty column passes but with probability :data:`FALSE_POSITIVE` of the share, and the 0.98
+    quantile), H = {j : c_j > τ}; U⁺ bounds the users outside H (:func:`users_outside_upper`,
+    or :func:`users_outside_exact` where an empty column's sum has sd below
+    :data:`EXACT_BELOW`; :data:`MASS_SHARE` of the share), and :func:`values_upper_by_slots`
+    turns it into values (the rest). The smallest bound over the thresholds is kept, and D is
+    at most the design's cap (n with one value per user).
 
     Parameters
     ----------
-    counts : numpy.ndarray
-        Column sums c_j (L,).
-    t_hat, var_hat : numpy.ndarray
-        Debiased column sums and their plug-in variances.
-    n : int
-        Number of reports.
-    p, q : float
-        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
-    L, l : int
-        Filter size and hashes per value.
-    total : float or None
-        A sure upper bound on Σ_j t_j (l·n with one value per user; None if unknown).
-    cap : float
-        Always bounds D (n with one value per user; an upper confidence bound for sets).
+    observed : Observed
+        The column sums (with one value per user: Σ_j t_j <= l·n and D <= n are sure).
     alpha : float
         Error probability.
+    cap : float, optional
+        A sure bound on D below the design's (no search beyond it).
 
     Returns
     -------
     (float, dict)
         The bound and the ingredients of the threshold that gave it.
     """
-    counts = np.asarray(counts)
+    design = observed.design
+    n, p, q, L, l, total = design.n, design.p, design.q, design.L, design.l, design.total
+    counts, t_hat, var_hat = observed.counts, observed.t_hat, observed.variance
+    cap = design.cap if cap is None else min(cap, design.cap)
     best, chosen = math.inf, {}
     for share, tail in THRESHOLDS:
         a = share * alpha
@@ -580,9 +560,7 @@ def degrade_counts(counts: np.ndarray, n: int, a: float, b: float) -> np.ndarray
     return rng.binomial(counts, a) + rng.binomial(n - counts, b)
 
 
-def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
-                          p: float, q: float, laws: dict, L: int, l: int, total: float | None,
-                          cap: float, alpha: float) -> tuple[float, dict]:
+def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple[float, dict]:
     """:func:`upper_bound` on the sums and on their exact degradations to the ``laws`` of smaller
     ε (:func:`degrade_counts`), the smallest kept, Bonferroni over them: at ε the server may
     apply any procedure valid at ε' < ε to the sums degraded to the law at ε', so a bound that
@@ -597,11 +575,13 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
 
     Parameters
     ----------
-    counts, t_hat, var_hat, n, p, q, L, l, total, cap, alpha
-        As :func:`upper_bound`.
+    observed : Observed
+        The column sums.
     laws : dict
         {ε': (p', q')} of smaller ε, highest first (those that are not a channel from (p, q) are
         skipped).
+    alpha : float
+        Error probability.
 
     Returns
     -------
@@ -611,18 +591,17 @@ def upper_bound_over_laws(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.nda
     """
     own = OWN_SHARE * alpha if laws else alpha
     a = (alpha - own) / max(len(laws), 1)
-    best, info = upper_bound(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l, total=total, cap=cap, alpha=own)
+    design = observed.design
+    best, info = upper_bound(observed, own)
     info["upper_epsilon"] = None
     for eps, (p2, q2) in laws.items():
-        channel = thinning(p, q, p2, q2)
+        channel = thinning(design.p, design.q, p2, q2)
         if channel is None:
             continue
-        degraded = degrade_counts(counts, n, *channel)
-        t2, v2 = debias_counts(degraded, n, p2, q2)
-        value, got = upper_bound(degraded, t2, v2, n=n, p=p2, q=q2, L=L, l=l, total=total,
-                                 cap=min(cap, best), alpha=a)
+        degraded = Observed(degrade_counts(observed.counts, design.n, *channel), design.at(p2, q2))
+        value, got = upper_bound(degraded, a, cap=best)
         if value < best:
             best, info = value, {**got, "upper_epsilon": eps}
-        elif best < cap:                  # no better than the best below the cap: stop (speed)
+        elif best < design.cap:           # no better than the best below the cap: stop (speed)
             break
     return best, info

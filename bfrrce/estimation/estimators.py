@@ -23,15 +23,14 @@ Every estimate has two parts:
     Reported as the paper defines it (not moved into the bounds); its standard error is that of
     its own sampling noise.
 
-Each estimator has the keyword signature
-``estimate_X(debiased, *, counts, pvalues, p, q, L, l, mass, positions=None, multiplicity=None,
-threshold=0.5) -> (value, std_error, visible, visible_se, details)``.
+Each estimator reads the column sums as an :class:`.design.Observed` (their design, debiased
+values, p-values and total count) and returns a :class:`.design.PointEstimate`; ``corrected`` and
+``paper`` also take the :class:`.design.Candidates`, ``paper`` its threshold.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,13 +38,11 @@ from protocols.core.lazy import optimize, special, stats
 from protocols.errors import LDPValueError
 
 from . import bounds, likelihood, occupancy
+from .design import Candidates, Observed, PointEstimate
 from .detection import detection_limit, detection_probability
 from .result import CardinalityEstimate, Count
 
-if TYPE_CHECKING:
-    from ..sums import Debiased
-
-EstimatorResult = tuple[float, float, float, float, dict]   # value, se, visible, visible se, details
+METHODS = ("fill", "corrected", "paper")
 
 AGREE_Z = 2.0                  # S and V read the same occupied columns within this many sd
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
@@ -101,7 +98,7 @@ def combine(visible: float, visible_se: float, equal: float, equal_se: float,
     return visible + (equal - visible) * omega, se, slope
 
 
-def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass, L, l, details, columns):
+def _combined(observed, visible, visible_se, visible_hash_se, details, columns):
     """:func:`combine` of the visible count V and the equal-frequency estimate S
     (:func:`.likelihood.equal_frequency_estimate`, whose spread already holds the luck of the
     hash draw; V's standard error adds it, which matters most when the filter fills up and V is
@@ -114,7 +111,7 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
     columns, and V's excess is its collision luck. Where S misses occupied columns (values near
     the detection limit, or skew), they disagree and the estimate stays at V."""
     equal, equal_se, dispersion, fitted, occupied, occupied_se = likelihood.equal_frequency_estimate(
-        counts, n=debiased.n, p=p, q=q, L=L, l=l, mass=mass)
+        observed.counts, observed.design, observed.mass)
     agree = False
     if equal < visible and not math.isnan(occupied):       # only S below V asks; NaN: not pinned
         found, found_se = columns()
@@ -129,54 +126,37 @@ def _combined(debiased, counts, visible, visible_se, visible_hash_se, p, q, mass
         se = math.hypot(dv, ds)
     details.update(equal_frequency=equal, equal_frequency_stderr=equal_se, dispersion=dispersion,
                    dispersion_fit=fitted, columns_agree=agree, weight=slope)
-    return value, se, visible, sv, details
+    return PointEstimate(value, se, visible, sv, details)
 
 
-def estimate_fill(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
-                  q: float, L: int, l: int, mass: float, positions: np.ndarray | None = None,
-                  multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
-    """Domain-free estimate (module docstring); candidates and ``threshold`` are not used.
+def estimate_fill(observed: Observed) -> PointEstimate:
+    """Domain-free estimate (module docstring).
 
     Parameters
     ----------
-    debiased : bfrrce.Debiased
-        Debiased column sums.
-    counts : numpy.ndarray
-        Raw column sums c_j (L,).
-    pvalues : numpy.ndarray
-        :func:`.occupancy.null_pvalues` of the columns (L,).
-    p, q : float
-        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
-    L, l : int
-        Filter size and hashes per value.
-    mass : float
-        N, the total count of the values (n with one value per user).
-    positions : numpy.ndarray, optional
-        int (M, l): the candidates' filter positions (not used here).
-    multiplicity : numpy.ndarray, optional
-        Candidates per column (not used here).
-    threshold : float
-        The paper's threshold (not used here).
+    observed : Observed
+        The column sums.
 
     Returns
     -------
-    (float, float, float, float, dict)
-        Estimate, its standard error, the visible count, its standard error, and details.
+    PointEstimate
 
     References
     ----------
     K.-Y. Whang, B. T. Vander-Zanden, H. M. Taylor, "A linear-time probabilistic counting
     algorithm for database applications", ACM TODS 15(2), 1990.
     """
-    visible, noise_se, hash_se, details = _visible_count(debiased, counts, pvalues, p, q, L, l)
-    return _combined(debiased, counts, visible, noise_se, hash_se, p, q, mass, L, l, details,
+    visible, noise_se, hash_se, details = _visible_count(observed)
+    return _combined(observed, visible, noise_se, hash_se, details,
                      lambda: (details["occupied_columns"], details["occupied_columns_se"]))
 
 
-def _visible_count(debiased, counts, pvalues, p, q, L, l):
+def _visible_count(observed):
     """The visible count V over all columns, the standard errors of its noise and of the hash
     draw, and details."""
-    k, k_se = occupancy.occupied_columns(pvalues, counts, debiased.n, q, p)
+    d = observed.design
+    L, l = d.L, d.l
+    k, k_se = occupancy.occupied_columns(observed.pvalues, observed.counts, d.n, d.q, d.p)
     visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l) + 0.0     # + 0.0: no −0.0
     slope = occupancy.values_slope(L - k, L, l)
     hash_se = math.sqrt(occupancy.occupancy_variance(visible, L, l)) * slope
@@ -207,96 +187,71 @@ def _empty_luck_variance(m, x, n_candidates):
     return max(float(np.sum(empty * (1 - empty))) - covariance ** 2 / (n_candidates * x * (1 - x)), 0.0)
 
 
-def _need_candidates(method, positions):
-    if positions is None or len(positions) == 0:
-        raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
-    return positions
-
-
-def estimate_corrected(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
-                       q: float, L: int, l: int, mass: float, positions: np.ndarray | None = None,
-                       multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
+def estimate_corrected(observed: Observed, candidates: Candidates) -> PointEstimate:
     """Candidate-domain estimate with exact column multiplicities (module docstring).
 
     Parameters
     ----------
-    debiased, counts, pvalues, p, q, L, l, mass
-        As :func:`estimate_fill`.
-    positions : numpy.ndarray
-        int (M, l): the candidates' filter positions (required).
-    multiplicity : numpy.ndarray
-        m_j, the candidates hashed to each column (L,).
-    threshold : float
-        Not used.
+    observed : Observed
+        The column sums.
+    candidates : Candidates
+        The candidates' positions and column multiplicities m_j.
 
     Returns
     -------
-    (float, float, float, float, dict)
-        As :func:`estimate_fill`.
-
-    Raises
-    ------
-    LDPValueError
-        No candidates.
+    PointEstimate
     """
-    n_candidates = len(_need_candidates("corrected", positions))
-    touched = multiplicity > 0
-    m = multiplicity[touched]
-    k, k_se = occupancy.occupied_columns(pvalues[touched], np.asarray(counts)[touched], debiased.n, q, p)
+    d = observed.design
+    n_candidates = len(candidates.positions)
+    touched = candidates.multiplicity > 0
+    m = candidates.multiplicity[touched]
+    k, k_se = occupancy.occupied_columns(observed.pvalues[touched], observed.counts[touched], d.n, d.q, d.p)
     x = _present_fraction(m.size - k, m)
     slope = 1 / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
     details = {"occupied_columns": k, "columns": int(m.size),
                "saturated": (m.size - k) / m.size < SATURATED_BELOW}
     luck_se = n_candidates * slope * math.sqrt(_empty_luck_variance(m, x, n_candidates))
-    return _combined(debiased, counts, n_candidates * x, n_candidates * k_se * slope, luck_se, p, q, mass,
-                     L, l, details, lambda: occupancy.occupied_columns(pvalues, counts, debiased.n, q, p))
+    return _combined(observed, n_candidates * x, n_candidates * k_se * slope, luck_se, details,
+                     lambda: occupancy.occupied_columns(observed.pvalues, observed.counts, d.n, d.q, d.p))
 
 
-def estimate_paper(debiased: Debiased, *, counts: np.ndarray, pvalues: np.ndarray, p: float,
-                   q: float, L: int, l: int, mass: float, positions: np.ndarray | None = None,
-                   multiplicity: np.ndarray | None = None, threshold: float = 0.5) -> EstimatorResult:
+def estimate_paper(observed: Observed, candidates: Candidates, threshold: float = 0.5) -> PointEstimate:
     """The paper's threshold estimator over the candidates (module docstring).
 
     Parameters
     ----------
-    debiased, counts, pvalues, p, q, L, l, mass
-        As :func:`estimate_fill`.
-    positions : numpy.ndarray
-        int (M, l): the candidates' filter positions (required).
-    multiplicity : numpy.ndarray, optional
-        Not used.
+    observed : Observed
+        The column sums.
+    candidates : Candidates
+        The candidates' filter positions.
     threshold : float
         Users a bit's t̂ must exceed to count as set.
 
     Returns
     -------
-    (float, float, float, float, dict)
-        As :func:`estimate_fill`; the estimate is the number of candidates whose l bits pass.
+    PointEstimate
+        The estimate is the number of candidates whose l bits pass.
 
     Raises
     ------
     LDPValueError
-        No candidates, or a threshold that is not finite.
+        A threshold that is not finite.
     """
-    positions = _need_candidates("paper", positions)
     if not math.isfinite(threshold):
         raise LDPValueError(f"threshold must be a finite number of users, got {threshold!r}")
-    hit = (debiased.t_hat > threshold)[positions].all(axis=1)
-    sd = np.sqrt(np.maximum(debiased.variance, 1e-300))
-    pi = stats.norm.cdf((debiased.t_hat - threshold) / sd)[positions].prod(axis=1)
-    visible, noise_se, hash_se, details = _visible_count(debiased, counts, pvalues, p, q, L, l)
+    positions = candidates.positions
+    hit = (observed.t_hat > threshold)[positions].all(axis=1)
+    sd = np.sqrt(np.maximum(observed.variance, 1e-300))
+    pi = stats.norm.cdf((observed.t_hat - threshold) / sd)[positions].prod(axis=1)
+    visible, noise_se, hash_se, details = _visible_count(observed)
     details["threshold"] = threshold
-    return (float(hit.sum()), float(np.sqrt(np.sum(pi * (1 - pi)))), visible,
-            math.hypot(noise_se, hash_se), details)
+    return PointEstimate(float(hit.sum()), float(np.sqrt(np.sum(pi * (1 - pi)))), visible,
+                         math.hypot(noise_se, hash_se), details)
 
 
-ESTIMATORS = {"fill": estimate_fill, "corrected": estimate_corrected, "paper": estimate_paper}
-
-
-def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray, p: float, q: float,
-                         L: int, l: int, unit: str, confidence: float, parameters: dict,
-                         positions: np.ndarray | None = None, multiplicity: np.ndarray | None = None,
-                         threshold: float = 0.5, degraded: dict | None = None) -> CardinalityEstimate:
+def estimate_cardinality(observed: Observed, *, method: str, confidence: float, parameters: dict,
+                         candidates: Candidates | None = None, threshold: float = 0.5,
+                         degraded: dict | None = None) -> CardinalityEstimate:
     """Bounds, point estimate and detection curve of one method, as a
     :class:`~bfrrce.estimation.CardinalityEstimate`.
 
@@ -314,24 +269,18 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
 
     Parameters
     ----------
-    debiased : bfrrce.Debiased
-        Debiased column sums.
+    observed : Observed
+        The column sums and their design.
     method : {"fill", "corrected", "paper"}
-        The point estimator (:data:`ESTIMATORS`).
-    counts : numpy.ndarray
-        Raw column sums c_j (L,).
-    p, q : float
-        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
-    L, l : int
-        Filter size and hashes per value.
-    unit : {"value", "item"}
-        What one user's ε protects.
+        The point estimator (:data:`METHODS`).
     confidence : float
         Joint level of the two bounds, in (0, 1).
     parameters : dict
         Shown in the result (ε, L, l, ...).
-    positions, multiplicity, threshold
-        As the estimators take them.
+    candidates : Candidates, optional
+        Needed by "corrected" and "paper".
+    threshold : float
+        The paper's threshold (users).
     degraded : dict, optional
         {ε': (p', q')} of smaller ε at which the upper bound is also computed on the exactly
         degraded sums (:func:`.bounds.upper_bound_over_laws`).
@@ -348,40 +297,40 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     """
     if not 0 < confidence < 1:
         raise LDPValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if method not in ESTIMATORS:
-        raise LDPValueError(f"method must be one of {tuple(ESTIMATORS)}, got {method!r}")
-    n = debiased.n
+    if method not in METHODS:
+        raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
+    design, n = observed.design, observed.design.n
     alpha = (1 - confidence) / 2
-    t_hat, var_hat = debiased.t_hat, debiased.variance
-    if unit == "value":
-        mass, mass_lower = n, n
-    else:
-        mass, mass_lower = max(float(np.sum(t_hat)) / l, 1.0), None
-    pvalues = occupancy.null_pvalues(counts, n, q)               # once, for bounds and estimate
-    lower, low = bounds.lower_bound(pvalues, counts, t_hat, var_hat, n=n, p=p, q=q, L=L, l=l,
-                                    mass=mass_lower, alpha=alpha)
-    if unit == "value":
-        upper, up = bounds.upper_bound_over_laws(counts, t_hat, var_hat, n=n, p=p, q=q, laws=degraded or {},
-                                                 L=L, l=l, total=l * n, cap=n, alpha=alpha)
+    lower, low = bounds.lower_bound(observed, alpha)
+    if design.one_value_each:
+        upper, up = bounds.upper_bound_over_laws(observed, degraded or {}, alpha)
     else:       # a party's items share its bits: no number of set bits bounds its items
         upper, up = math.inf, {"upper_by_mass_balance": math.inf}
-    if unit == "value" and lower > n:             # D <= n for sure: the bound keeps its level
+    if design.one_value_each and lower > n:       # D <= n for sure: the bound keeps its level
         lower, low["lower_stderr"] = float(n), 0.0
     lower = float(math.floor(lower + 1e-9))       # D is an integer: D >= x means D >= ⌊x⌋ too
     upper = float(math.floor(upper)) if math.isfinite(upper) else upper    # D <= x means D <= ⌊x⌋
-    if unit == "value" and n >= 1:               # D >= 1 for sure: an upper bound below 1 only misses
+    if design.one_value_each and n >= 1:         # D >= 1 for sure: an upper bound below 1 only misses
         upper = max(upper, 1.0)
     crossed = upper < lower                       # a bound failed, or sums the model cannot give
     lower = min(lower, upper)                     # never raise an upper bound from a lower one
-    value, se, visible, visible_se, details = ESTIMATORS[method](
-        debiased, counts=counts, pvalues=pvalues, p=p, q=q, L=L, l=l, mass=mass, positions=positions,
-        multiplicity=multiplicity, threshold=threshold)
+    if method == "fill":
+        point = estimate_fill(observed)
+    elif candidates is None or len(candidates.positions) == 0:
+        raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
+    elif method == "corrected":
+        point = estimate_corrected(observed, candidates)
+    else:
+        point = estimate_paper(observed, candidates, threshold)
+    value, se = point.value, point.std_error
     if method != "paper" and value <= lower:       # pinned at the bound: it has the bound's spread
         value, se = lower, low["lower_stderr"]
     elif method != "paper":
         value = min(value, upper)
     z = -float(special.ndtri((1 - confidence) / 2))
+    visible, visible_se = point.visible, point.visible_se
     shown = Count(visible, visible_se, (max(visible - z * visible_se, 0.0), visible + z * visible_se), confidence)
+    p, q, l = design.p, design.q, design.l
     limit = detection_limit(n, p, q, l)
     f50, f90 = limit[0.5], limit[0.9]
     curve = {} if math.isinf(f50) else {
@@ -389,4 +338,4 @@ def estimate_cardinality(debiased: Debiased, *, method: str, counts: np.ndarray,
     return CardinalityEstimate(
         float(value), float(se), (float(lower), float(upper)), confidence,
         "the paper's threshold rule" if method == "paper" else ASSUMPTION, shown, limit, curve,
-        method, dict(parameters, n=n), {**details, **low, **up, "bounds_crossed": crossed})
+        method, dict(parameters, n=n), {**point.details, **low, **up, "bounds_crossed": crossed})

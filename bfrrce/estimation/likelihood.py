@@ -34,8 +34,9 @@ docs/estimation.md.
 
 from __future__ import annotations
 
+import copy
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -43,6 +44,9 @@ from protocols.core.lazy import special, stats
 from protocols.core.perturbation import debias_counts
 
 from . import moments
+
+if TYPE_CHECKING:
+    from .design import Design
 
 BIN_SIGMAS = 8          # counts are grouped in bins of σ₀/8, σ₀ the sd of an empty column's sum
 TAIL_SIGMAS = 6         # components k <= λ + 6√λ + 3 (the rest weigh < e^{-18} at λ <= 8)
@@ -158,7 +162,8 @@ class _Likelihood:
     each, k ~ Poisson(λ)) is taken as one component with its first three cumulants, λf,
     λ(f² + φf) and λ(f³ + 3φf² + φf), instead of a mixture over k."""
 
-    def __init__(self, counts, n, p, q, L, l, mass):
+    def __init__(self, counts, design, mass, *, pinned=False, dispersion=None):
+        n, p, q, L, l = design.n, design.p, design.q, design.L, design.l
         width = max(int(math.sqrt(n * q * (1 - q)) / BIN_SIGMAS), 1)
         bins, self.weights = np.unique(np.asarray(counts) // width, return_counts=True)
         self.values = bins * width + (width - 1) / 2
@@ -169,8 +174,16 @@ class _Likelihood:
         miss, miss2 = (1 - 1 / L) ** l, (1 - 2 / L) ** l if L > 1 else 0.0
         self.columns = L * (1 - miss)
         self.columns_var = max(self.columns + L * (L - 1) * (1 - 2 * miss + miss2) - self.columns ** 2, 0.0)
-        self.dispersion = DISPERSION
-        self.pinned = False             # add the step to the true occupancy (_depoissonize)
+        self.dispersion = DISPERSION if dispersion is None else dispersion     # read when called
+        self.pinned = pinned            # add the step to the true occupancy (_depoissonize)
+
+    def mode(self, *, pinned: bool | None = None, dispersion: float | None = None) -> _Likelihood:
+        """The same likelihood (sharing the grouped sums) with the de-Poissonized step on or off
+        (``pinned``) or another φ (``dispersion``); None keeps the present one."""
+        out = copy.copy(self)
+        out.pinned = self.pinned if pinned is None else pinned
+        out.dispersion = self.dispersion if dispersion is None else dispersion
+        return out
 
     def __call__(self, log_d: np.ndarray) -> np.ndarray:
         D = np.exp(np.asarray(log_d, dtype=float))
@@ -257,7 +270,7 @@ class _Likelihood:
         return 0.5 * np.log(var / (total + LATTICE_VARIANCE)) + (total - first) ** 2 / (2 * var)
 
 
-def _anchors(counts, n, p, q, L, l, mass):
+def _anchors(counts, design, mass):
     """log D of three simple estimates under equal frequencies, where they exist, kept in
     [0, log N]: N/f̂ with f̂ the median t̂_j of the columns that pass the Bonferroni test of
     emptiness (above the 1 − :data:`DETECTED_TAIL`/L quantile of Binomial(n, q); in a sparse
@@ -265,6 +278,7 @@ def _anchors(counts, n, p, q, L, l, mass):
     in a full filter these hold one value), and the moment estimate
     N²(l − l²/L)/(Ŝ₂ − N² l²/L), from E Ŝ₂ = l N f + (N² − N f) l²/L with f = N/D
     (:func:`.moments.second_moment`)."""
+    n, p, q, L, l = design.n, design.p, design.q, design.L, design.l
     t_hat, var_hat = debias_counts(counts, n, p, q)
     detected = t_hat[np.asarray(counts) > stats.binom.isf(DETECTED_TAIL / L, n, q)]
     s2 = moments.second_moment(t_hat, var_hat, n, p, q)[0]
@@ -325,10 +339,10 @@ def _zoom(nll, lo, hi, anchors=()):
 
 def _fit_dispersion(nll, grid, values, anchors):
     """The φ of :data:`DISPERSIONS` with the highest profile likelihood, scored at
-    :data:`PROFILE_POINTS` points of the last grid; and, where it is below :data:`DISPERSION`,
-    that φ set in ``nll`` with its last grid and −log-likelihood (zoomed anew inside the old
-    one). Where values are far above the noise, the spread of the sums of the columns that
-    hold one value measures φ: a φ above the data's overstates the spread of the estimate and
+    :data:`PROFILE_POINTS` points of the last grid; where it is below :data:`DISPERSION`, the
+    last grid and −log-likelihood at that φ (zoomed anew inside the old one); and the
+    likelihood at the φ kept (min(φ, :data:`DISPERSION`)). Where values are far above the
+    noise, the spread of the sums of the columns that hold one value measures φ: a φ above the data's overstates the spread of the estimate and
     overcounts exactly equal frequencies. A fit above :data:`DISPERSION` says the frequencies
     are skewed, where the model is wrong whatever φ; the estimate keeps φ = 0.5 there (with the
     fitted φ, up to 8, it undercounted more: frequencies 1..100, ε = 8, L = 4096: 260 for 300
@@ -338,18 +352,16 @@ def _fit_dispersion(nll, grid, values, anchors):
     best, best_value = nll.dispersion, values[at].min()
     for phi in DISPERSIONS:
         if phi != best:
-            nll.dispersion = phi
-            value = nll(points).min()
+            value = nll.mode(dispersion=phi)(points).min()
             if value < best_value:
                 best, best_value = phi, value
-    nll.dispersion = min(best, DISPERSION)
+    kept = nll.mode(dispersion=min(best, DISPERSION))
     if best >= DISPERSION:
-        return grid, values, best
-    return (*_zoom(nll, grid[0], grid[-1], anchors), best)
+        return grid, values, best, kept
+    return (*_zoom(kept, grid[0], grid[-1], anchors), best, kept)
 
 
-def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, L: int, l: int,
-                             mass: float) -> EqualFrequency:
+def equal_frequency_estimate(counts: np.ndarray, design: Design, mass: float) -> EqualFrequency:
     """Posterior median of D under about equal frequencies, its spread and the dispersion φ
     used (module docstring).
 
@@ -357,12 +369,8 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     ----------
     counts : numpy.ndarray
         Column sums c_j (L,).
-    n : int
-        Number of reports.
-    p, q : float
-        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
-    L, l : int
-        Filter size and hashes per value.
+    design : Design
+        Their parameters.
     mass : float
         N, the total count of the values (n with one value per user); D ranges over [1, N].
 
@@ -374,21 +382,21 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
     top = math.log(max(mass, 1.0))
     if top <= 0:
         return EqualFrequency(1.0, 0.0, DISPERSION, math.nan, math.nan, math.nan)
-    nll = _Likelihood(counts, n, p, q, L, l, mass)
-    anchors = _anchors(counts, n, p, q, L, l, mass)
+    n, p, q, L = design.n, design.p, design.q, design.L
+    nll = _Likelihood(counts, design, mass)
+    anchors = _anchors(counts, design, mass)
     edge = min(math.log(COLLAPSE_ABOVE * L / nll.columns) - 1e-3, top)     # the mixture's last λ
     starts = [a for a in anchors + [edge] if nll.separated(a)]
     if starts:                             # and the D the sums imply from them, pinned
-        nll.pinned = True
-        anchors += _implied(nll, starts, top, steps=ANCHOR_STEPS)[len(starts):]
-        nll.pinned = False
+        anchors += _implied(nll.mode(pinned=True), starts, top, steps=ANCHOR_STEPS)[len(starts):]
     grid, values = _zoom(nll, 0.0, top, anchors)                 # Poissonized
     f = mass / math.exp(grid[np.argmin(values)])
     fit = math.nan
     if (f >= FIT_DISPERSION_USERS and
             (p - q) ** 2 * f > FIT_DISPERSION_ABOVE * (f * p * (1 - p) + (n - f) * q * (1 - q))):
-        grid, values, fit = _fit_dispersion(nll, grid, values, anchors)
+        grid, values, fit, nll = _fit_dispersion(nll, grid, values, anchors)
     if nll.separated(grid[np.argmin(values)]) and not fit > RANDOM_PICKS:    # NaN: not fitted
+        nll = nll.mode(pinned=True)
         grid, values = _pin(nll, grid, values, top)
     low, median, high = _quantiles(grid, values)
     occupied, occupied_var = math.nan, math.nan
@@ -398,28 +406,29 @@ def equal_frequency_estimate(counts: np.ndarray, *, n: int, p: float, q: float, 
                           math.sqrt(max(occupied_var, 0.0)) if not math.isnan(occupied_var) else math.nan)
 
 
-def search_deficit(counts: np.ndarray, estimate: EqualFrequency, D: float, *, n: int, p: float,
-                   q: float, L: int, l: int, mass: float) -> float:
+def search_deficit(counts: np.ndarray, estimate: EqualFrequency, D: float, design: Design,
+                   mass: float) -> float:
     """−log-likelihood of the de-Poissonized model at ``estimate.value`` minus at D (with the
     estimate's φ): above :data:`KEEP_WITHIN` the search missed the peak at a known true D
     (tests/bfrrce/estimation/test_likelihood.py, benchmarks/likelihood_search.py).
 
     Parameters
     ----------
-    counts, n, p, q, L, l, mass
+    counts : numpy.ndarray
         As for :func:`equal_frequency_estimate`.
     estimate : EqualFrequency
         Its result on ``counts``.
     D : float
         The true number of values.
+    design, mass
+        As for :func:`equal_frequency_estimate`.
 
     Returns
     -------
     float
         The deficit in nats (negative where S is likelier than D).
     """
-    nll = _Likelihood(counts, n, p, q, L, l, mass)
-    nll.dispersion, nll.pinned = estimate.dispersion, True
+    nll = _Likelihood(counts, design, mass, pinned=True, dispersion=estimate.dispersion)
     at_s, at_d = nll(np.log([estimate.value, D]))
     return float(at_s - at_d)
 
@@ -433,12 +442,11 @@ def _quantiles(grid, values):
 
 
 def _pin(nll, grid, values, top):
-    """The last grid and −log-likelihood of the de-Poissonized model (``nll.pinned``), zoomed
+    """The last grid and −log-likelihood of the de-Poissonized model (``nll``, pinned), zoomed
     within :data:`PIN_WINDOW` posterior widths of the Poissonized posterior, from its median
     and the D the sums imply there (:func:`_implied`). The pinned peak can be narrower than any
     grid step (±0.3 values at D = 8,000), which a search over the whole range misses."""
     low, median, high = np.log(_quantiles(grid, values))
     width = max(high - low, 1e-6)
-    nll.pinned = True
     return _zoom(nll, max(low - PIN_WINDOW * width, 0.0), min(high + PIN_WINDOW * width, top),
                  _implied(nll, [median], top))

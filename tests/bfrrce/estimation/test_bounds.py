@@ -98,8 +98,7 @@ def test_equal_frequency_estimate_counts_equal_frequencies_and_their_collisions(
     mech = BFRRCE(epsilon=30.0, L=1024)
     D = 300
     agg = mech.simulate(np.arange(D), rng=0, counts=np.full(D, 50))
-    value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
-                                                        L=mech.L, l=mech.l, mass=agg.n)
+    value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, mech.design(agg.n), agg.n)
     assert abs(value - D) <= 5 * spread and spread < 0.05 * D
 
 
@@ -115,8 +114,7 @@ def test_equal_frequency_estimate_finds_the_mode_between_grid_points(epsilon, L,
     n = 100_000
     for _ in range(3):
         agg = mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng, counts=np.full(D, n // D))
-        value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
-                                                            L=mech.L, l=mech.l, mass=agg.n)
+        value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, mech.design(agg.n), agg.n)
         assert abs(value - D) <= 5 * spread
 
 
@@ -140,8 +138,8 @@ def equal_frequency_draws(eps, L, n, D, runs, seed=11):
     counts = np.diff(np.linspace(0, n, D + 1).round().astype(np.int64))
     rng = np.random.default_rng(seed)
     draws = np.array([likelihood.equal_frequency_estimate(
-        mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng, counts=counts).counts, n=n, p=mech.p,
-        q=mech.q, L=mech.L, l=mech.l, mass=n)[:2] for _ in range(runs)])
+        mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng, counts=counts).counts, mech.design(n), n)[:2]
+        for _ in range(runs)])
     return draws[:, 0], draws[:, 1]
 
 
@@ -178,8 +176,7 @@ def test_equal_frequency_estimate_stays_inside_when_the_data_say_nothing():
     counts = np.diff(np.linspace(0, 2000, 123).round().astype(np.int64))
     for _ in range(20):
         agg = mech.simulate(rng.integers(0, 2 ** 62, 122), rng=rng, counts=counts)
-        value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, n=agg.n, p=mech.p, q=mech.q,
-                                                            L=mech.L, l=mech.l, mass=agg.n)
+        value, spread, *_ = likelihood.equal_frequency_estimate(agg.counts, mech.design(agg.n), agg.n)
         assert value < 1000 and spread > value / 2
 
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from bfrrce import BFRRCE, ColumnSums, PrivacyWarning
 from bfrrce.estimation import bounds
-from protocols.core.perturbation import count_variance, debias_counts
+from bfrrce.estimation.design import Observed
+from protocols.core.perturbation import count_variance
 
 
 def test_degradation_is_the_law_of_the_smaller_epsilon():
@@ -42,10 +43,8 @@ def test_upper_bound_at_epsilon_is_at_most_the_bound_on_the_degraded_sums():
     assert list(laws) == [2.0 ** (k / 2) for k in range(6, 3, -1)]
     p2, q2 = laws[8.0]
     degraded = bounds.degrade_counts(agg.counts, agg.n, *bounds.thinning(mech.p, mech.q, p2, q2))
-    t2, v2 = debias_counts(degraded, agg.n, p2, q2)
     alpha = (1 - 0.95) / 2 * (1 - bounds.OWN_SHARE) / len(laws)
-    at_eight, _ = bounds.upper_bound(degraded, t2, v2, n=agg.n, p=p2, q=q2, L=1024, l=1, total=agg.n,
-                                     cap=agg.n, alpha=alpha)
+    at_eight, _ = bounds.upper_bound(Observed(degraded, mech.design(agg.n).at(p2, q2)), alpha)
     assert est.upper <= at_eight < agg.n
     assert est.lower <= f.size <= est.upper
 

@@ -21,10 +21,10 @@ def equal_counts(n, D):
 def search_deficits(mech, n, D, runs, seed):
     """:func:`likelihood.search_deficit` of S over runs of D values of n/D users, new hash draws."""
     rng = np.random.default_rng(seed)
-    args = dict(n=n, p=mech.p, q=mech.q, L=mech.L, l=mech.l, mass=n)
+    design = mech.design(n)
     for _ in range(runs):
         counts = mech.simulate(rng.integers(0, 2 ** 62, D), counts=equal_counts(n, D), rng=rng).counts
-        yield likelihood.search_deficit(counts, likelihood.equal_frequency_estimate(counts, **args), D, **args)
+        yield likelihood.search_deficit(counts, likelihood.equal_frequency_estimate(counts, design, n), D, design, n)
 
 
 def test_repeated_hash_columns_do_not_bias_the_estimate():
@@ -36,7 +36,7 @@ def test_repeated_hash_columns_do_not_bias_the_estimate():
     rng = np.random.default_rng(5)
     values = np.array([likelihood.equal_frequency_estimate(
         mech.simulate(rng.integers(0, 2 ** 62, D), counts=equal_counts(n, D), rng=rng).counts,
-        n=n, p=mech.p, q=mech.q, L=mech.L, l=mech.l, mass=n).value for _ in range(runs)])
+        mech.design(n), n).value for _ in range(runs)])
     assert abs(values.mean() - D) <= 5 * values.std(ddof=1) / math.sqrt(runs)
 
 
@@ -49,8 +49,7 @@ def test_small_filter_with_three_hashes_is_not_stuck_at_the_collapse(D):
     rng = np.random.default_rng(1)
     for _ in range(6):
         counts = mech.simulate(rng.integers(0, 2 ** 62, D), counts=equal_counts(n, D), rng=rng).counts
-        est = likelihood.equal_frequency_estimate(counts, n=n, p=mech.p, q=mech.q, L=mech.L,
-                                                  l=mech.l, mass=n)
+        est = likelihood.equal_frequency_estimate(counts, mech.design(n), n)
         assert abs(est.value - D) <= 5 * est.spread
 
 
@@ -126,8 +125,7 @@ def test_skewed_frequencies_are_not_pinned(monkeypatch):
     monkeypatch.setattr(likelihood, "_pin", lambda *a: pinned.append(1) or real_pin(*a))
     for counts in (skewed[skewed > 0], equal_counts(10 ** 5, 1250)):
         sums = mech.simulate(rng.integers(0, 2 ** 62, counts.size), counts=counts, rng=rng).counts
-        est = likelihood.equal_frequency_estimate(sums, n=10 ** 5, p=mech.p, q=mech.q, L=mech.L,
-                                                  l=mech.l, mass=10 ** 5)
+        est = likelihood.equal_frequency_estimate(sums, mech.design(10 ** 5), 10 ** 5)
         assert (est.fitted > likelihood.RANDOM_PICKS) == (len(pinned) == 0)
     assert len(pinned) == 1
 
