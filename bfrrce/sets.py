@@ -47,8 +47,9 @@ from protocols.core.perturbation import bit_vector_distribution, simulate_column
 
 from .bloom import MAX_L
 from .estimation import CardinalityEstimate
-from .estimation.result import Count
+from .estimation.result import Count, identified
 from .identity import batch_sums
+from .set_bounds import union_bounds
 from .sums import MAX_REPORTS, ColumnSums, check_column_sums
 
 PERTURBATIONS = ("symmetric", "asymmetric")
@@ -139,11 +140,19 @@ class SetEstimate(CardinalityEstimate):
     def __str__(self):
         lo, hi = self.interval
         par = self.parameters
-        lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: {self.value:,.1f} "
-                 f"± {self.std_error:,.1f}"),
-                 f"{100 * self.confidence:g}% interval: [{lo:,.1f}, {hi:,.1f}] ({self.assumption})",
-                 (f"privacy: ε = {par['epsilon']:g} per item; a party holding k items gets k·ε "
-                 "(group privacy)"),
+        if "bounds_levels" in self.details:          # several parties, no model-free likelihood
+            model = self.details["model_interval"]
+            plus = f" ± {self.std_error:,.1f}" if identified(self.interval) else " (no ±: the bounds are wider than 2×)"
+            lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: between {lo:,.0f} and "
+                      f"{hi:,.0f} ({100 * self.confidence:g}%, whatever the overlap)"),
+                     (f"estimate {self.value:,.1f}{plus}, assuming the overlap model (common items, random "
+                      f"holders, Gamma party sizes), whose interval is [{model[0]:,.1f}, {model[1]:,.1f}]")]
+        else:
+            lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: {self.value:,.1f} "
+                      f"± {self.std_error:,.1f}"),
+                     f"{100 * self.confidence:g}% interval: [{lo:,.1f}, {hi:,.1f}] ({self.assumption})"]
+        lines += [(f"privacy: ε = {par['epsilon']:g} per item; a party holding k items gets k·ε "
+                   "(group privacy)"),
                  "parameters: " + ", ".join(f"{k}={v}" for k, v in par.items())]
         return "\n".join(lines)
 
@@ -624,15 +633,22 @@ class SetSketch(Mechanism):
         details.update(model="overlap", **dict(zip(("shared", "holding", "size_shape"), details.pop("nuisance"))))
         assumption = "likelihood-ratio interval"
         threshold_model = _Threshold(self, counts, agg.n) if agg.n > 1 else None
-        if threshold_model is not None and threshold_model.valid:
+        if threshold_model is not None and threshold_model.valid:       # a choice by (k, p, q) only
             check = threshold_model.solve(_cut(confidence, agg.n, 1))
             details["check"] = {"value": check[0], "std_error": check[1], "interval": check[2]}
-            assumption += (", overlap model (common items, random holders, Gamma party sizes) "
-                           "consistent with the threshold model")
+            details["model_interval"], interval = interval, check[2]
+            assumption = "likelihood-ratio interval of the threshold model, whatever the overlap"
             if not check[2][0] <= value <= check[2][1]:
-                value, se, interval, details = check[0], check[1], check[2], {**check[3], "model": "threshold",
-                                                                             "overlap": details}
-                assumption = "likelihood-ratio interval of the threshold model (the overlap model disagreed)"
+                value, se, details = check[0], check[1], {**check[3], "model": "threshold", "overlap": details,
+                                                          "model_interval": interval}
+                assumption += " (the overlap model's estimate fell outside it)"
+        elif agg.n > 1:
+            low, high, levels = union_bounds(counts, agg.n, self.p, self.q, self.pi, (1 - confidence) / 2)
+            details.update(model_interval=interval, bounds_levels=levels)
+            interval, value = (low, high), min(max(value, low), high)
+            assumption = ("bounds whatever the overlap; the estimate and its ± assume the overlap model "
+                          "(common items, random holders, Gamma party sizes), whose interval is "
+                          f"[{details['model_interval'][0]:,.1f}, {details['model_interval'][1]:,.1f}]")
         params = {**self.parameters, "parties": agg.n}
         return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
                            assumption=assumption, visible=Count(value, se, interval, confidence), detection_limit={},

@@ -284,15 +284,16 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     at_most = L * float(special.betaincinv(found + 1, max(L - found, 1), 1 - COUNT_SHARE * alpha))
     null_var = float(count_variance(0, n, p, q)) / (p - q) ** 2
     slope = max(p * (1 - p) - q * (1 - q), 0.0) / (p - q) ** 2
+    spent = np.where(_LAMBDAS > 0, _LAMBDAS * total, 0.0)      # λT (T = ∞: only λ = 0 bounds)
 
     def users_out(values: float) -> float:
         k = min(float(L), l * values)
-        bias = L * g0 + float(np.min(k * g_table + _LAMBDAS * total))
+        bias = L * g0 + float(np.min(k * g_table + spent))
         idle = (L - k) * null_at                      # the empty columns' share of E N_τ
         by_count = (float(np.min(levels * max(at_most - idle, 0.0) + k * excess))
                     + idle * n * q) / (p - q)
         bias = min(bias, by_count)
-        spread = L * v0 + float(np.min(k * v_table + _LAMBDAS * total))
+        spread = L * v0 + float(np.min(k * v_table + spent))
         inner = L * max(null_var - v0, 0.0) + k * v0 + slope * total    # Σ_j E[e_j²1{c_j > τ}] at most
         if not math.isfinite(inner):             # T unknown: the direct way alone
             return base + bias + z * math.sqrt(spread)

@@ -1,0 +1,215 @@
+"""Bounds on the size of a union of sets from set-sketch cell sums, whatever the overlap.
+
+Level g of a :class:`bfrrce.SetSketch` receives each of the N union items independently with
+probability π_g (its geometric level), so D_g, the items of level g, is Binomial(N, π_g); they
+fall into the B buckets uniformly, and a cell's sum over k parties is
+c ~ Binomial(m, p) + Binomial(k − m, q), m the parties holding an item of the cell. Nothing is
+assumed about m (which parties hold which items, how many, how the sets overlap): per level,
+the value bounds of :mod:`bfrrce.estimation.bounds` apply with parties for users and cells
+for columns, except that a party holding several items of a cell counts once, so the parties
+outside the visible cells bound the occupied cells there, not the items:
+
+lower
+    K_g⁻, a lower confidence bound on the occupied cells (any m: :func:`occupied_lower`), gives D_g >= the fewest items that occupy K_g⁻ cells
+    (:func:`.estimation.occupancy.values_lower`), and N >= the Poisson lower bound of D_g over π_g.
+upper
+    An upper confidence bound on the occupied cells K_g (:func:`occupied_upper`: the visible cells
+    and the parties outside them, or a weighted count of the cells E_0 φ = 0, E_m φ >= 1 where
+    an empty cell's sum has sd below 5); then D_g <= the most items that leave that many cells empty
+    (:func:`.estimation.occupancy.values_upper`) and N <= the Poisson upper bound of D_g over π_g.
+
+The bound is the best over the levels, Bonferroni over them (docs/sets.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from protocols.core.lazy import optimize, special, stats
+from protocols.core.perturbation import count_variance
+
+from .estimation import bounds, occupancy
+from .estimation.design import Design, Observed
+
+LOWER_SHARES = (0.5, 0.25, 0.25)   # occupied cells, items from cells, N from the level's items
+UPPER_SHARES = (0.5, 0.25, 0.25)   # parties outside H, items from cells, N from the level's items
+WEIGHT_BINS = 160                  # φ of occupied_weights is constant on this many runs of c
+
+
+def union_bounds(counts: np.ndarray, parties: int, p: float, q: float, pi: np.ndarray,
+                 alpha: float) -> tuple[float, float, dict]:
+    """One-sided lower and upper confidence bounds on the union's size N, each at level 1 − α,
+    for any overlap of the parties' sets (module docstring).
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Cell sums, levels × buckets (int).
+    parties : int
+        k, the reports summed.
+    p, q : float
+        Pr[report bit 1 | cell set] and Pr[report bit 1 | cell not set].
+    pi : numpy.ndarray
+        π_g, the level probabilities.
+    alpha : float
+        Error probability of each bound.
+
+    Returns
+    -------
+    (float, float, dict)
+        Lower bound, upper bound (∞ where no level bounds N), and {"lower_level",
+        "upper_level"}: the levels that gave them.
+    """
+    levels = np.flatnonzero(pi > 0)
+    a = alpha / levels.size
+    buckets = counts.shape[1]
+    design = Design(parties, p, q, buckets, 1, "item")
+    best_lo, best_hi, lo_level, hi_level = 0.0, math.inf, None, None
+    for g in levels:
+        observed = Observed(counts[g], design)
+        low = _poisson_lower(_level_lower(observed, a), pi[g], a)
+        high = _poisson_upper(_level_upper(observed, a), pi[g], a)
+        if low > best_lo:
+            best_lo, lo_level = low, int(g)
+        if high < best_hi:
+            best_hi, hi_level = high, int(g)
+    return best_lo, best_hi, {"lower_level": lo_level, "upper_level": hi_level}
+
+
+def _level_lower(observed: Observed, alpha: float) -> float:
+    """A lower confidence bound on D_g (the items of one level), from one on its occupied cells
+    (:func:`occupied_lower`)."""
+    occupied = occupied_lower(observed, LOWER_SHARES[0] * alpha)
+    return occupancy.values_lower(occupied, observed.design.L, 1, LOWER_SHARES[1] * alpha)
+
+
+def occupied_lower(observed: Observed, alpha: float) -> float:
+    """Lower confidence bound on the occupied cells of one level at 1 − α, for any holders: the
+    larger of the cells that stand out of the null law
+    (:func:`bfrrce.estimation.occupancy.occupied_columns_lower`, α/2) and, where an empty cell's
+    sum has sd below 5, Σ_j ψ(c_j) − z·(Σ_j ψ(c_j)²)^{1/2} with ψ = φ/max_m E_m φ
+    (:func:`occupied_weights`: E_0 ψ = 0 and E_m ψ <= 1, so E Σ_j ψ(c_j) <= K; α/2).
+
+    Parameters
+    ----------
+    observed : Observed
+        One level's cell sums.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    float
+    """
+    d = observed.design
+    visible = float(occupancy.occupied_columns_lower(observed.pvalues, alpha / 2))
+    if math.sqrt(count_variance(0, d.n, d.p, d.q)) >= bounds.EXACT_BELOW:
+        return visible
+    phi = occupied_weights(d.n, d.p, d.q)
+    weight = (phi / float(np.max(_cell_laws(d.n, d.p, d.q)[1:] @ phi)))[observed.counts]
+    z = -float(special.ndtri(alpha / 2))
+    return max(visible, float(weight.sum()) - z * math.sqrt(float(np.sum(weight * weight))))
+
+
+def _level_upper(observed: Observed, alpha: float) -> float:
+    """An upper confidence bound on D_g (the items of one level), from an upper bound on its
+    occupied cells K_g (:func:`occupied_upper`)."""
+    d = observed.design
+    cells = occupied_upper(observed, UPPER_SHARES[0] * alpha)
+    return occupancy.values_upper(min(math.floor(cells), d.L), d.L, 1, UPPER_SHARES[1] * alpha)
+
+
+def occupied_upper(observed: Observed, alpha: float) -> float:
+    """Upper confidence bound on the occupied cells of one level at 1 − α, for any holders.
+
+    Where an empty cell's sum has sd σ₀ >= 5: K <= |H| + U⁺, H the cells above the null
+    quantile τ that no empty cell passes but with probability :data:`bounds.FALSE_POSITIVE`·α,
+    U⁺ an upper bound on the parties in the other cells (an occupied cell holds at least one,
+    :func:`bfrrce.estimation.bounds.users_outside_upper`). Below (σ₀ < 5, where a selection bias
+    estimated from the cells near τ fails): K <= Σ_j φ(c_j) + z·(Σ_j φ(c_j)²)^{1/2}, with φ of
+    :func:`occupied_weights` (E_0 φ = 0, E_m φ >= 1 for every m >= 1, so E Σ_j φ(c_j) >= K and
+    E Σ_j φ(c_j)² >= its variance).
+
+    Parameters
+    ----------
+    observed : Observed
+        One level's cell sums (design: n = k parties, L = B buckets, l = 1).
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    float
+    """
+    d = observed.design
+    counts = observed.counts
+    if math.sqrt(count_variance(0, d.n, d.p, d.q)) < bounds.EXACT_BELOW:
+        weight = occupied_weights(d.n, d.p, d.q)[counts]
+        z = -float(special.ndtri(alpha))
+        return float(weight.sum()) + z * math.sqrt(float(np.sum(weight * weight)))
+    tau = bounds._null_quantile(bounds.FALSE_POSITIVE * alpha / d.L, d.n, d.q)
+    outside = bounds.users_outside_upper(counts, observed.t_hat, observed.variance, n=d.n, p=d.p, q=d.q,
+                                         tau=tau, total=None, alpha=(1 - bounds.FALSE_POSITIVE) * alpha)[0]
+    return float(np.sum(counts > tau)) + max(outside, 0.0)
+
+
+@functools.lru_cache(maxsize=64)
+def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
+    """φ(c), c = 0..k: the weights of least variance (averaged over an empty cell and cells of
+    m = 1..k holders) with E_0 φ(c) = 0 and E_m φ(c) >= 1 for m = 1..k, c ~ Binomial(m, p) +
+    Binomial(k − m, q) (a quadratic programme, SLSQP; φ constant on at most
+    :data:`WEIGHT_BINS` runs of c).
+
+    Parameters
+    ----------
+    parties : int
+        k.
+    p, q : float
+        Pr[report bit 1 | cell set] and Pr[report bit 1 | cell not set].
+
+    Returns
+    -------
+    numpy.ndarray
+        float (k + 1,).
+    """
+    k = parties
+    law = _cell_laws(k, p, q)
+    runs = np.minimum(np.arange(k + 1) * WEIGHT_BINS // (k + 1), WEIGHT_BINS - 1)
+    binned = np.zeros((k + 1, runs[-1] + 1))
+    np.add.at(binned.T, runs, law.T)                      # Pr_m[c in run r]
+    empty, held = binned[0], binned[1:]
+    spread = empty + held.mean(axis=0)
+    start = (runs >= runs[1]).astype(float)[np.searchsorted(runs, np.arange(runs[-1] + 1))]
+    start /= max(float((held @ start).min()), 1e-12)
+    fit = optimize.minimize(lambda f: float(spread @ (f * f)), start, jac=lambda f: 2 * spread * f,
+                            method="SLSQP", options={"maxiter": 500},
+                            constraints=[{"type": "eq", "fun": lambda f: empty @ f, "jac": lambda f: empty},
+                                         {"type": "ineq", "fun": lambda f: held @ f - 1, "jac": lambda f: held}])
+    weight = fit.x if fit.success else start
+    return weight[runs]
+
+
+@functools.lru_cache(maxsize=64)
+def _cell_laws(parties: int, p: float, q: float) -> np.ndarray:
+    """Pr_m[c], m, c = 0..k: c ~ Binomial(m, p) + Binomial(k − m, q) (rows m)."""
+    k = parties
+    return np.array([np.convolve(stats.binom.pmf(np.arange(m + 1), m, p),
+                                 stats.binom.pmf(np.arange(k - m + 1), k - m, q)) for m in range(k + 1)])
+
+
+def _poisson_lower(items: float, pi: float, alpha: float) -> float:
+    """N >= this when D_g >= ``items``: D_g ~ Binomial(N, π) is below a Poisson(Nπ) in spread, so
+    the Garwood bound Γ⁻¹(items; α)/π is conservative."""
+    if items <= 0:
+        return 0.0
+    return float(special.gammaincinv(items, LOWER_SHARES[2] * alpha)) / pi
+
+
+def _poisson_upper(items: float, pi: float, alpha: float) -> float:
+    """N <= this when D_g <= ``items`` (the Garwood bound Γ⁻¹(items + 1; 1 − α)/π)."""
+    if not math.isfinite(items):
+        return math.inf
+    return float(special.gammaincinv(math.floor(items) + 1, 1 - UPPER_SHARES[2] * alpha)) / pi
