@@ -281,19 +281,21 @@ def bitcoin_blocks(epsilons, runs, rng):
         sk = SetSketch(epsilon=eps, buckets=B, levels=G)
         k = len(sets)
         flip = sfm.merged_flip(k, sk.q)
-        ours, cover, det1, rand = [], [], [], []
+        ours, cover, model, det1, rand = [], [], [], [], []
         for _ in range(runs):
             est = sk.estimate(sk.aggregate(sk.privatize_sets(sets, rng=rng)))
             ours.append(est.value)
             cover.append(est.interval)
+            model.append(est.details.get("model_interval", est.interval))
             m = sk.occupancy(sets)
             ones = sfm_or(m, k, sk, rng)
             det1.append(min((sfm_or_estimate(ones, k, sk, h)[0] for h in (1, k)), key=lambda v: abs(v - truth)))
             rand.append(sfm.estimate(sfm_random(m, k, sk, rng, flip), B, sk.pi, flip, 1 - flip)[0])
-        rows.append([eps, k, truth, rel_rmse(ours, truth), covered(cover, truth), rel_rmse(det1, truth),
-                     rel_rmse(rand, truth)])
-    return ["ε", "parties (blocks)", "distinct addresses", "ours", "cover ours", "SFM OR (oracle h)",
-            "SFM random"], rows
+        rows.append([eps, k, truth, rel_rmse(ours, truth), covered(cover, truth),
+                     float(np.median([lo for lo, _ in cover])) / truth, float(np.median([hi for _, hi in cover])) / truth,
+                     covered(model, truth), rel_rmse(det1, truth), rel_rmse(rand, truth)])
+    return ["ε", "parties (blocks)", "distinct addresses", "ours", "cover ours", "lower/N", "upper/N",
+            "model cover", "SFM OR (oracle h)", "SFM random"], rows
 
 
 def table(title, header, rows):

@@ -64,6 +64,7 @@ LOG_FACTORIALS = np.array([math.lgamma(m + 1.0) for m in TERMS])   # ln M!
 HERMITE_NODES, _HW = np.polynomial.hermite_e.hermegauss(8)
 LOG_HERMITE_WEIGHTS = np.log(_HW / _HW.sum())
 GRID_POINTS = 24         # log N points of each profile grid
+TABLES_KEPT = 32         # binomial tables of the overlap model kept per estimate (one per ρ)
 
 
 def item_probabilities(epsilon: float, perturbation: str) -> tuple[float, float]:
@@ -754,6 +755,7 @@ class _Overlap(_ProfileLikelihood):
         self.c = np.bincount(index, weights=counts.ravel().astype(float)) / weight   # mean sum per bin
         self.weight = weight.astype(float)
         self.log_rate = -np.log1p(-sketch.pi / sketch.buckets)[self.level]   # λ per unit of N
+        self._tables: dict = {}                               # _private's binomial table per ρ
         self.common = self._log_binomial(sketch.p)            # log Bin(c; k, x) without log C(k, c)
         self.null = self._log_binomial(sketch.q)
 
@@ -762,16 +764,32 @@ class _Overlap(_ProfileLikelihood):
         return self.c * np.log(x) + (self.k - self.c) * np.log1p(-x)
 
     def _private(self, lam_u, rho):
-        """log Σ_M Pois(M; λ_U)·Bin(c; k, x_M) (without log C(k, c)) at every λ_U of (E, sums)."""
+        """log Σ_M Pois(M; λ_U)·Bin(c; k, x_M) (without log C(k, c)) at every λ_U of (E, sums):
+        exact over M = 0 … λ + 6√λ + 3 (the largest λ of each sum's level; the Poisson mass
+        beyond is below e^-9) where λ_U <= ``EXACT_RATE``, a Gauss–Hermite quadrature above."""
         sk, log_keep = self.sketch, math.log1p(-rho)
-        lu = lam_u[..., None]
-        x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * log_keep)
-        out = _logsumexp(special.xlogy(TERMS, lu) - lu - LOG_FACTORIALS + self._log_binomial(x[:, None]).T)
+        table = self._tables.get(rho)
+        if table is None:                                        # log Bin(c; k, x_M), (sums, M)
+            if len(self._tables) >= TABLES_KEPT:                 # Nelder–Mead visits new ρ each step
+                self._tables.clear()
+            x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * log_keep)
+            table = self._tables[rho] = self._log_binomial(x[:, None]).T
+        top = lam_u.max(axis=0)
+        reach = np.minimum((top + 6 * np.sqrt(top) + 3).astype(int), TERMS.size - 1)
+        out = np.empty(lam_u.shape)
+        for r in np.unique(reach):
+            cols = reach == r
+            lu = lam_u[:, cols][..., None]
+            out[:, cols] = _logsumexp(special.xlogy(TERMS[:r + 1], lu) - lu - LOG_FACTORIALS[:r + 1]
+                                      + table[cols, :r + 1])
         big = lam_u > EXACT_RATE
         if big.any():
+            cols = big.any(axis=0)
+            lu = lam_u[:, cols][..., None]
+            c = self.c[cols][:, None]
             x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES, 0.0) * log_keep)
-            out = np.where(big, _logsumexp(LOG_HERMITE_WEIGHTS + self.c[:, None] * np.log(x)
-                                           + (self.k - self.c[:, None]) * np.log1p(-x)), out)
+            quad = _logsumexp(LOG_HERMITE_WEIGHTS + c * np.log(x) + (self.k - c) * np.log1p(-x))
+            out[:, cols] = np.where(big[:, cols], quad, out[:, cols])
         return out
 
     def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf) -> np.ndarray:
