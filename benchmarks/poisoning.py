@@ -23,8 +23,10 @@ co-occurrence screen (``screen_concentrated``) and both; and, for both defences 
 share of fake and of honest reports removed, and the share of trials in which the total
 weight of the reports both defences kept is flagged (``weight_excess``: detection only); the
 share of trials in which the batch of all reports is refused for repeated rows (``dup alarm``,
-:mod:`bfrrce.identity`); and the coverage of the truth by the plain fill interval and by the
-robust interval of :mod:`bfrrce.manipulation` at β = the true fraction of fakes (no defence).
+:mod:`bfrrce.identity`); the coverage of the truth by the plain fill interval and by the
+robust interval of :mod:`bfrrce.manipulation` on the weight-screened reports, at β = the true
+fraction of the fakes the screen kept and w = the screen's upper weight bound (valid whatever
+they sent), and that interval's median upper bound over D.
 Optimized perturbation, L = 1024, l = 1.
 """
 
@@ -88,7 +90,7 @@ def main(argv=None):
           "mean fill estimate (truth 122)")
     print(f"{'eps':>4} {'attack':10} {'fake':>5} {'t^ bound':>9} {'t^ shift':>9} "
           + " ".join(f"{d:>12}" for d in DEFENCES) + f" {'fake removed':>13} {'honest removed':>15} {'weight alarm':>13}"
-          + f" {'dup alarm':>10} {'plain cover':>12} {'robust cover':>13}")
+          + f" {'dup alarm':>10} {'plain cover':>12} {'robust cover':>13} {'robust up/D':>12}")
     for eps in map(float, args.epsilons.split(",")):
         mech = BFRRCE(epsilon=eps, L=1024)
         _, hi = weight_bounds(mech, args.alpha)
@@ -97,6 +99,7 @@ def main(argv=None):
                 m = int(round(share * n))
                 est = {d: [] for d in DEFENCES}
                 shift, fake_out, honest_out, alarms, dups, plain_cover, robust_cover = [], 0, 0, 0, 0, 0, 0
+                robust_upper = []
                 for t in range(args.trials):
                     rng = np.random.default_rng([int(eps), t])
                     values = honest_values(n, D, rng)
@@ -112,8 +115,11 @@ def main(argv=None):
                     dups += duplicated(mech, reports)
                     lo, up = mech.estimate(total).interval
                     plain_cover += lo <= D <= up
-                    robust = robust_interval(mech, total, m / len(reports))
+                    screened = kept_mask(mech, reports, "weight", args.alpha)       # then β = the fakes left
+                    kept = mech.aggregate(reports[screened], label=False)
+                    robust = robust_interval(mech, kept, int(screened[n:].sum()) / kept.n, max_weight=hi)
                     robust_cover += robust.lower <= D <= robust.upper
+                    robust_upper.append(robust.upper / D)
                     shift.append(np.abs(attacked.t_hat - clean.t_hat).max())
                     for d in DEFENCES:
                         keep = kept_mask(mech, reports, d, args.alpha)
@@ -125,7 +131,8 @@ def main(argv=None):
                 print(f"{eps:4g} {kind:10} {share:5.0%} {shift_bound(mech, m):9.0f} {np.mean(shift):9.0f} "
                       + " ".join(f"{np.mean(est[d]):12.1f}" for d in DEFENCES)
                       + f" {removed} {honest_out / (n * args.trials):15.3%} {alarms / args.trials:13.0%}"
-                      + f" {dups / args.trials:10.0%} {plain_cover / args.trials:12.0%} {robust_cover / args.trials:13.0%}")
+                      + f" {dups / args.trials:10.0%} {plain_cover / args.trials:12.0%} {robust_cover / args.trials:13.0%}"
+                      + f" {np.median(robust_upper):12.1f}")
 
 
 if __name__ == "__main__":

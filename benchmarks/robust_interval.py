@@ -5,7 +5,7 @@ honest-weight attack on unoccupied columns, beside the plain interval, at β = t
 
 Honest users: 200 values of 100 users each (N = 20,000), L = 1024, l = 1, optimized
 perturbation; fakes of the honest mean weight, each on its own random columns that no honest
-value uses. Prints, per share of fakes: coverage of the truth by the plain and by the robust
+value uses (they pass the weight screen, whose upper bound is the robust interval's w). Prints, per share of fakes: coverage of the truth by the plain and by the robust
 interval over the trials, and the mean bounds.
 """
 
@@ -19,6 +19,7 @@ import numpy as np
 
 from bfrrce import BFRRCE
 from bfrrce.manipulation import robust_interval
+from bfrrce.poisoning import weight_bounds
 from protocols.bits import packing as bits
 
 D, USERS = 200, 100
@@ -52,7 +53,8 @@ def main(argv=None):
         rows = []
         for seed in range(args.trials):
             agg, m = attacked(mech, share, seed)
-            plain, robust = mech.estimate(agg).interval, robust_interval(mech, agg, m / agg.n)
+            plain = mech.estimate(agg).interval
+            robust = robust_interval(mech, agg, m / agg.n, max_weight=weight_bounds(mech)[1])
             rows.append((plain[0], plain[1], robust.lower, robust.upper))
         r = np.array(rows)
         cover = lambda lo, hi: np.mean((lo <= D) & (D <= hi))            # noqa: E731

@@ -195,8 +195,11 @@ def _parser():
                          "shuffler had stripped their order (needs --delta; docs/privacy.md)")
     es.add_argument("--delta", type=float, help="δ of the central guarantee of --shuffled (default: none)")
     es.add_argument("--max-fake", type=float, metavar="BETA",
-                    help="also print the interval widened for up to this fraction of fake reports "
-                         "(docs/manipulation.md; default: none)")
+                    help="also print the interval that holds whatever up to this fraction of fake reports "
+                         "sent (docs/manipulation.md; default: none)")
+    es.add_argument("--max-weight", type=int, metavar="W",
+                    help="with --max-fake: the most ones a fake report can have, the upper weight bound "
+                         "that aggregate --screen prints (default: L, no screen: the upper bound is then n)")
     es.add_argument("--reports", action="store_true",
                     help="privatize every row (secure randomness unless --seed) and count the "
                          "reports; default: draw the column sums from their exact law given the rows' "
@@ -529,7 +532,7 @@ def _estimate(args, out, note, argv):
         print("\n".join(line for line in str(estimate).splitlines() if not line.startswith("warning: ")),
               file=out)
         if args.max_fake is not None:
-            print(robust_interval(mech, agg, args.max_fake, candidates=candidates, method=args.method), file=out)
+            print(robust_interval(mech, agg, args.max_fake, max_weight=args.max_weight), file=out)
         if args.out:
             print(f"wrote {args.out}", file=out)
 

@@ -1,21 +1,29 @@
-"""Bounds that survive fake users: the estimate's interval over every honest sums that β·n
-arbitrary reports could have been added to (docs/manipulation.md, "Bounds that survive fakes").
+"""Bounds that survive fake users: an interval on the honest users' distinct values that holds
+whatever at most β·N of the N reports counted sent (docs/manipulation.md, "Bounds that survive
+fakes").
 
-Of the N reports counted, at most m = ⌊β·N⌋ are fake (β = ``max_fake_fraction``). Whatever
-the fakes sent, each adds 0 or 1 to every column sum, so the honest sums are
+With m = ⌊β·N⌋ fakes, f_j <= m of them set column j and the honest sums are c_j − f_j over
+n_h in [N − m, N] reports.
 
-    n_h = N − k,   c_h,j ∈ [max(0, c_j − k), min(c_j, n_h)]   for some k in [0, m].
-
-The debiased count t̂_j = (c_j − n q)/(p − q) of the honest reports is lowest when the k fakes
-were all ones (c − k, N − k: t̂ falls by k(1 − q)/(p − q), more as k grows) and highest when
-they were all zeros (c, N − k: t̂ rises by k q/(p − q)), so k = m at both ends. Every estimator
-of the package reads the column sums through t̂; where it is non-decreasing in t̂ the interval
-[lower bound at the all-ones extreme, upper bound at the all-zeros extreme] holds the honest
-interval whatever the fakes sent. The bounds are not monotone everywhere (sums below the noise
-floor, as the all-ones extreme makes at large ε, can give a lower bound above the truth:
-benchmarks/poisoning.py), so the interval returned is the hull of the intervals at both
-extremes and at the sums as counted. It is kept apart from :mod:`bfrrce.estimation.bounds` so
-that any bound of the package can be widened this way; its coverage is measured, not proven.
+lower
+    A column whose sum exceeds τ, the 1 − α/(2L) quantile of Binomial(N, q), is occupied by
+    honest values (no empty column reaches it, with probability 1 − α/2, and the honest null
+    Binomial(n_h, q) is lower still) unless fakes lifted it: lifting column j past τ takes
+    c_j − τ of the fakes' ones (at most m), and the fakes hold at most m·w ones in all, w the most
+    ones a fake report has (L, or the weight screen's upper bound when the reports were
+    screened). So the honest occupied columns are at least the columns above τ less the most of
+    them that m·w ones can account for (the smallest excesses first), and the collision law
+    turns them into values.
+upper
+    t̂_j computed with N reports is t̂_h,j + (f_j − m·q)/(p − q). So the honest mass in any set H
+    of columns is at least Σ_{j∈H} t̂_j − Σ_j f_j/(p − q) >= Σ_{j∈H} t̂_j − m·w/(p − q), w the most
+    ones a fake report has (L, or the weight screen's upper bound when the reports were
+    screened), and the honest mass outside H at most Σ_{j∉H} t̂_j + (L − |H|)·m·q/(p − q). The
+    mass-balance bound (:func:`bfrrce.estimation.bounds.upper_bound`, with l·N >= l·n_h) takes
+    the larger of the two shifts on its users outside H; the fakes are sent without seeing the
+    honest reports, so the selection of H stays a threshold on sums with a fixed offset per
+    column. Without a weight bound (w = L) the shift exceeds n at any real share of fakes: fakes
+    can claim any mass, and the upper bound is n.
 """
 
 from __future__ import annotations
@@ -25,9 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.core.validation import check_probability
+from protocols.core.validation import check_int, check_probability
 from protocols.errors import LDPValueError
 
+from .estimation import bounds, occupancy
+from .estimation.design import Observed
 from .sums import ColumnSums
 
 
@@ -41,58 +51,42 @@ class RobustInterval:
         Bounds on the honest users' distinct count, valid whatever at most ``fakes`` reports sent.
     fakes : int
         m = ⌊β·N⌋, the fake reports allowed for.
-    low, high : CardinalityEstimate
-        The estimates at the all-ones and the all-zeros extremes.
+    max_weight : int
+        w, the most ones a fake report was allowed to have.
+    confidence : float
+        The level of the interval.
     """
 
     lower: float
     upper: float
     fakes: int
-    low: object
-    high: object
+    max_weight: int
+    confidence: float
 
     def __str__(self):
-        return (f"robust interval [{self.lower:.6g}, {self.upper:.6g}] whatever up to {self.fakes:,} "
-                "fake reports sent (--max-fake)")
+        return (f"robust interval [{self.lower:,.0f}, {self.upper:,.0f}] ({100 * self.confidence:g}%) whatever up "
+                f"to {self.fakes:,} fake reports of at most {self.max_weight:,} ones sent (--max-fake)")
 
 
-def honest_extremes(agg: ColumnSums, fakes: int) -> tuple[ColumnSums, ColumnSums]:
-    """The honest column sums at the two extremes (module docstring): (all-ones fakes removed,
-    each column kept at or above the null mean ⌊n_h q⌋ when it was there: below it the bounds
-    are not monotone; all-zeros fakes removed).
-
-    Parameters
-    ----------
-    agg : ColumnSums
-        The sums of all the reports, fakes included.
-    fakes : int
-        The number of fake reports.
-
-    Returns
-    -------
-    (ColumnSums, ColumnSums)
-        The low and the high extreme, each of ``agg.n − fakes`` reports.
-    """
-    n_h = agg.n - fakes
-    floor = np.minimum(agg.counts, math.floor(n_h * agg.mechanism.q))     # no lower than the null mean
-    low = np.clip(np.maximum(agg.counts - fakes, floor), 0, n_h)
-    high = np.minimum(agg.counts, n_h)
-    return ColumnSums(agg.mechanism, low, n_h), ColumnSums(agg.mechanism, high, n_h)
-
-
-def robust_interval(mech, agg: ColumnSums, max_fake_fraction: float, **options) -> RobustInterval:
-    """The estimate's interval widened for at most ``max_fake_fraction`` of fake reports.
+def robust_interval(mech, agg: ColumnSums, max_fake_fraction: float, *, max_weight: int | None = None,
+                    confidence: float = 0.95) -> RobustInterval:
+    """Bounds on the honest users' distinct values whatever at most ``max_fake_fraction`` of the
+    reports sent (module docstring).
 
     Parameters
     ----------
     mech : BFRRCE
-        The mechanism of ``agg``.
+        The mechanism of ``agg`` (one value per user).
     agg : ColumnSums
         All reports counted, honest and fake.
     max_fake_fraction : float
         β in [0, 1): at most ⌊β·N⌋ of the N reports are fake.
-    **options
-        Passed to :meth:`bfrrce.BFRRCE.estimate` (candidates, method, confidence, ...).
+    max_weight : int, optional
+        The most ones a fake report can have: the upper weight bound of the screen the reports
+        passed (``bfrrce aggregate --screen`` prints it; :func:`bfrrce.poisoning.weight_bounds`),
+        default L (no screen).
+    confidence : float
+        Joint level of the two bounds, in (0, 1).
 
     Returns
     -------
@@ -101,16 +95,31 @@ def robust_interval(mech, agg: ColumnSums, max_fake_fraction: float, **options) 
     Raises
     ------
     LDPValueError
-        β outside [0, 1), or no honest report left.
+        β outside [0, 1), a weight outside [0, L], ``unit="item"``, or no honest report left.
     """
     beta = check_probability(max_fake_fraction, "max_fake_fraction", open_interval=False)
+    confidence = check_probability(confidence, "confidence")
     if beta >= 1:
         raise LDPValueError(f"max_fake_fraction must be below 1, got {beta!r}")
-    fakes = math.floor(beta * agg.n)
-    if agg.n - fakes < 1:
-        raise LDPValueError(f"no honest report left with {fakes} fakes among {agg.n}")
-    low_sums, high_sums = honest_extremes(agg, fakes)
-    ests = [mech.estimate(sums, **options) for sums in (low_sums, high_sums, agg)]
-    lower = min(float(e.interval[0]) for e in ests)
-    upper = max(float(e.interval[1]) for e in ests)
-    return RobustInterval(lower, upper, fakes, ests[0], ests[1])
+    if mech.unit != "value":
+        raise LDPValueError("robust_interval needs one value per user (unit='value')")
+    L, l, p, q = mech.L, mech.l, mech.p, mech.q
+    weight = L if max_weight is None else check_int(max_weight, "max_weight", 0, L)
+    agg = mech.check_aggregate(agg)
+    n, fakes = agg.n, math.floor(beta * agg.n)
+    if n - fakes < 1:
+        raise LDPValueError(f"no honest report left with {fakes} fakes among {n}")
+    alpha = (1 - confidence) / 2
+    tau = bounds._null_quantile(alpha / (2 * L), n, q)
+    excess = np.sort(agg.counts[agg.counts > tau] - tau)
+    liftable = excess[excess <= fakes]
+    lifted = int(np.searchsorted(np.cumsum(liftable), fakes * weight, side="right"))
+    occupied = excess.size - lifted
+    lower = max(math.floor(occupancy.values_lower(occupied, L, l, alpha / 2) + 1e-9), 1)
+
+    def hidden(inside: int) -> float:
+        return max(fakes * weight, (L - inside) * fakes * q) / (p - q)
+
+    upper, _ = bounds.upper_bound(Observed(agg.counts, mech.design(n)), alpha, shift=hidden if fakes else None)
+    upper = float(math.floor(min(upper, n)))
+    return RobustInterval(float(min(lower, upper)), max(upper, 1.0), fakes, weight, confidence)

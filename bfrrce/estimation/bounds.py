@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -461,7 +462,8 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
     return hi
 
 
-def upper_bound(observed: Observed, alpha: float, cap: float | None = None) -> tuple[float, dict]:
+def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
+                shift: Callable[[int], float] | None = None) -> tuple[float, dict]:
     """One-sided upper confidence bound on D at level 1 − α (mass balance), and its ingredients.
 
     For each threshold τ of :data:`THRESHOLDS` (Bonferroni over them: the null quantile that no
@@ -480,6 +482,9 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None) -> t
         Error probability.
     cap : float, optional
         A sure bound on D below the design's (no search beyond it).
+    shift : callable, optional
+        |H| ↦ users added to U⁺ (the most that fake reports can have hidden,
+        :func:`bfrrce.manipulation.robust_interval`).
 
     Returns
     -------
@@ -504,6 +509,10 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None) -> t
         else:
             users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
                                                  total=total, alpha=MASS_SHARE * a)
+        if shift is not None:
+            extra = shift(inside)
+            users_out = ((lambda v, f=users_out, x=extra: f(v) + x) if callable(users_out)
+                         else users_out + extra)
         values = values_upper_by_slots(users_out, inside, L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * a,
                                        cap=min(float(cap), best))       # no search past the best
         if callable(users_out):
