@@ -335,13 +335,42 @@ def weight_excess(mech, reports, alpha: float = 1e-3):
     if len(reports) == 0:
         raise LDPValueError("no reports")
     alpha = check_probability(alpha, "alpha")
+    return weight_total_test(mech, float(report_weights(reports).sum(dtype=np.float64)), len(reports), alpha)
+
+
+def weight_total_test(mech, total: float, n: int, alpha: float = 1e-3,
+                      bounds: tuple[int, int] | None = None) -> tuple[float, bool]:
+    """The test of :func:`weight_excess` from the total weight of n reports (l = 1), for
+    streaming: z = (total − nμ)/(σ√n), with μ and σ² of the honest weight law truncated to
+    ``bounds`` (the reports a weight screen kept) when given.
+
+    Parameters
+    ----------
+    mech : BFRRCE
+        The mechanism of the reports (l = 1).
+    total : float
+        Their total weight.
+    n : int
+        Their number (>= 1).
+    alpha : float
+        False-alarm probability.
+    bounds : (int, int), optional
+        The weights the reports were screened to.
+
+    Returns
+    -------
+    (float, bool)
+        z and whether |z| > z_{1−α/2}.
+    """
     pmf = weight_pmf(mech.L, 1, mech.p, mech.q)
     w = np.arange(pmf.size)
+    if bounds is not None:
+        pmf = np.where((w >= bounds[0]) & (w <= bounds[1]), pmf, 0.0)
+        pmf = pmf / pmf.sum()
     mean = float(np.sum(w * pmf))
     sd = math.sqrt(float(np.sum((w - mean) ** 2 * pmf)))
-    n = len(reports)
-    z = (float(report_weights(reports).sum(dtype=np.float64)) - n * mean) / (sd * math.sqrt(n))
-    return z, abs(z) > stats.norm.isf(alpha / 2)
+    z = (total - n * mean) / (sd * math.sqrt(n))
+    return z, bool(abs(z) > stats.norm.isf(alpha / 2))
 
 
 def concentrated_bound(mech, size: int, alpha: float = 1e-3) -> int:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
+import numpy as np
+
 from protocols.errors import LDPValueError
 
 from ..mechanism import BFRRCE
-from ..poisoning import plausible_weight, weight_bounds
+from ..poisoning import plausible_weight, report_weights, weight_bounds, weight_total_test
 from ..sums import ColumnSums
 from .formats import read_report_sums
 
@@ -23,7 +25,9 @@ from .formats import read_report_sums
 class Screen:
     """The weight screen of :func:`bfrrce.poisoning.plausible_weight` applied chunk by chunk
     (bounded memory), counting what it removes: ``removed`` of ``seen`` reports, whose weight
-    lay outside ``bounds`` (an honest report is removed with probability at most ``alpha``).
+    lay outside ``bounds`` (an honest report is removed with probability at most ``alpha``); and
+    the weight-excess alarm on the reports it kept (:func:`bfrrce.poisoning.weight_total_test`
+    of their total weight against the honest law truncated to ``bounds``; l = 1 only).
 
     Parameters
     ----------
@@ -40,22 +44,39 @@ class Screen:
         The reports removed so far.
     bounds : (int, int) or None
         The weight bounds (:func:`bfrrce.poisoning.weight_bounds`); None before the first chunk.
+    kept_weight : float
+        The total weight of the reports kept.
     """
 
     def __init__(self, alpha: float = 1e-3):
         self.alpha, self.seen, self.removed, self.bounds = alpha, 0, 0, None
+        self.kept_weight, self._mech = 0.0, None
 
     def __call__(self, mech, reports):
         keep = plausible_weight(mech, reports, self.alpha)
-        self.bounds = weight_bounds(mech, self.alpha)
+        self.bounds, self._mech = weight_bounds(mech, self.alpha), mech
         self.seen += len(reports)
         self.removed += int((~keep).sum())
+        self.kept_weight += float(report_weights(reports[keep]).sum(dtype=np.float64))
         return keep
+
+    @property
+    def alarm(self) -> tuple[float, bool] | None:
+        """(z, flagged) of the weight-excess test on the kept reports; None before any, or l > 1."""
+        kept = self.seen - self.removed
+        if self._mech is None or self._mech.l != 1 or kept < 1:
+            return None
+        return weight_total_test(self._mech, self.kept_weight, kept, self.alpha, self.bounds)
 
     def __str__(self):
         lo, hi = self.bounds or (0, 0)
-        return (f"screen: removed {self.removed:,} of {self.seen:,} reports whose weight lay outside "
+        line = (f"screen: removed {self.removed:,} of {self.seen:,} reports whose weight lay outside "
                 f"[{lo}, {hi}] (an honest report is removed with probability <= {self.alpha:g})")
+        alarm = self.alarm
+        if alarm is not None:
+            line += (f"\nweight alarm: the kept reports' total weight is {alarm[0]:+.1f} sd from the honest law "
+                     + ("— ALARM: fakes that add or remove ones in bulk" if alarm[1] else f"(no alarm at {self.alpha:g})"))
+        return line
 
 
 def aggregate_file(path, mechanism: BFRRCE | None = None, chunk_rows: int = 1 << 16,

@@ -106,4 +106,25 @@ def test_aggregate_screen_removes_implausible_reports_in_chunks(tmp_path):
     assert screened.batches == aggregate_file(path).batches           # one batch, screened or not
     sums = tmp_path / "s.bfr"
     code, out, err = run(["aggregate", str(path), "--out", str(sums), "--screen"])
-    assert code == 0 and "screen: removed" in out, err
+    assert code == 0 and "screen: removed" in out and "weight alarm" in out, err
+
+
+def test_streaming_weight_alarm_fires_on_bulk_ones_and_not_on_honest_reports(tmp_path):
+    """Fakes that each carry the screen's largest weight pass it, but their total shows: the
+    alarm on the kept reports' total weight fires; on honest reports alone it does not (its
+    false-alarm rate is α = 0.001)."""
+    from bfrrce.io.formats import dump_reports
+    from bfrrce.io.stream import Screen, aggregate_file
+    hi = weight_bounds(MECH)[1]
+    honest = MECH.privatize(np.arange(20_000) % 40, rng=6)
+    ones = np.zeros((1_000, MECH.L), dtype=np.uint8)
+    rng = np.random.default_rng(7)
+    for row in ones:
+        row[rng.choice(MECH.L, hi, replace=False)] = 1
+    for reports, fires in ((honest, False), (np.concatenate([honest, bits.pack(ones)]), True)):
+        path = tmp_path / f"{fires}.bfr"
+        path.write_bytes(dump_reports(MECH, reports))
+        screen = Screen(1e-3)
+        aggregate_file(path, chunk_rows=4096, screen=screen)
+        z, flagged = screen.alarm
+        assert flagged == fires, (z, fires)
