@@ -37,7 +37,7 @@ from .design import Observed
 
 THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one no empty column passes
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
-MASS_SHARE = 0.8       # ... for the users outside (the rest for the values' slots)
+MASS_SHARE = 0.9       # ... for the users outside (the rest for the values' slots)
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
 OWN_SHARE = 0.75       # share of α for the sums as reported when degraded laws are also tried
