@@ -197,19 +197,24 @@ def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple:
     (c ~ Binomial(t, p) + Binomial(n − t, q), e = (c − E c)/(p − q)), as (g(0), v(0), and the
     tables M(λ) = max_{t>=1} (h(t) − λt)⁺ of h = (g − g(0))⁺ and of (v − v(0))⁺ over the grid
     :data:`_LAMBDAS` of λ), and for the count bound of :func:`users_outside_exact`
-    Pr_0[c = τ], a grid of levels M of E c and max_{t>=1} (E_t c − M)⁺·Pr_t[c = τ]. Beyond the t where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is
+    Pr_0[c = τ], a grid of levels M of E c, max_{t>=1} (E_t c − M)⁺·Pr_t[c = τ], κ and
+    Pr_0[|c − τ| <= w]. Beyond the t where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is
     below e^{-30} (Bernstein) and both vanish, so t = 0 … that t is searched."""
     k = int(tau)
     if k < 0:
-        return 0.0, 0.0, np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size), 0.0, np.zeros(1), np.zeros(1)
-    reach = (6 + math.sqrt(48 + k)) ** 2                    # the E c beyond which c <= τ is negligible
+        return (0.0, 0.0, np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size), 0.0, np.zeros(1), np.zeros(1),
+                1.0, 0.0)
+    w = _window(k)
+    reach = (6 + math.sqrt(48 + k + w)) ** 2                # the E c beyond which c <= τ + w is negligible
     top = int(min(n, max(math.ceil((reach - n * q) / (p - q)), 1)))
     t = np.arange(top + 1)[:, None]
-    x = np.arange(k + 1)[None, :]
+    x = np.arange(k + w + 1)[None, :]
     ones, zeros = stats.binom.pmf(x, t, p), stats.binom.pmf(x, n - t, q)
-    law = np.zeros((top + 1, k + 1))
-    for a in range(k + 1):                                # Pr_t[c = x], x <= τ: the convolution
-        law[:, a:] += ones[:, a:a + 1] * zeros[:, :k + 1 - a]
+    law = np.zeros((top + 1, k + w + 1))
+    for a in range(k + w + 1):                            # Pr_t[c = x], x <= τ + w: the convolution
+        law[:, a:] += ones[:, a:a + 1] * zeros[:, :k + w + 1 - a]
+    window = law[:, max(k - w, 0):].sum(axis=1)           # Pr_t[|c − τ| <= w]
+    law, x = law[:, :k + 1], x[:, :k + 1]
     gap = (t * p + (n - t) * q - x) / (p - q)
     g, v = np.sum(gap * law, axis=1), np.sum(gap ** 2 * law, axis=1)
     users = np.arange(1, top + 1)[None, :]
@@ -221,7 +226,15 @@ def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple:
     mean, at = t[1:, 0] * p + (n - t[1:, 0]) * q, law[1:, k]
     levels = np.quantile(mean, np.linspace(0, 1, 33)) if mean.size else np.zeros(1)
     excess = np.max(np.maximum(mean[None, :] - levels[:, None], 0.0) * at[None, :], axis=1, initial=0.0)
-    return float(g[0]), float(v[0]), table(g), table(v), float(law[0, k]), levels, excess
+    # Pr_t[c = τ] <= κ·Pr_t[|c − τ| <= w] for every t >= 1: the columns at τ read from the window's
+    ratio = np.divide(at, window[1:], out=np.zeros_like(at), where=window[1:] > 0)
+    kappa = float(min(ratio.max(initial=0.0), 1.0))
+    return float(g[0]), float(v[0]), table(g), table(v), float(law[0, k]), levels, excess, kappa, float(window[0])
+
+
+def _window(k: int) -> int:
+    """w, the half width in counts of the window around τ = k whose columns bound those at τ."""
+    return max(1, math.ceil(math.sqrt(max(k, 1))))
 
 
 _LAMBDAS = np.concatenate([[0.0], np.geomspace(1e-6, 10.0, 71)])
@@ -245,11 +258,12 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     variance of t̂ at t users, linear of slope V′); the two are combined with the weights of
     :func:`combined_weight` at the two variance bounds (functions of D alone). The mean term is also at most
     Σ_j E_j c·Pr_j[c = τ]/(p − q) (Stein: E[(c − E c)1{c > τ}] = Σ_i π_i(1 − π_i)Pr[c − β_i = τ]
-    and Pr[c = τ] >= (1 − π_i)Pr[c − β_i = τ]), at most [M·(N⁺ − (L − K)π₀) + K·R(M)
-    + (L − K)π₀·nq]/(p − q) for every level M, with N⁺ the Clopper–Pearson upper bound on
-    E N_τ (N_τ the columns at τ, a Poisson-binomial count, whose lower tail is lighter than the
-    binomial's, Hoeffding 1956; :data:`COUNT_SHARE` of the level), π₀ = Pr_0[c = τ] and
-    R(M) = max_{t>=1} (E_t c − M)⁺Pr_t[c = τ]: the smaller of the two mean bounds is kept.
+    and Pr[c = τ] >= (1 − π_i)Pr[c − β_i = τ]), at most [M·κ(N⁺ − (L − K)π_W) + K·R(M)
+    + (L − K)π₀·nq]/(p − q) for every level M, with κ = max_{t>=1} Pr_t[c = τ]/Pr_t[|c − τ| <= w]
+    (w of :func:`_window`) and N⁺ the Clopper–Pearson upper bound on E N_W (N_W the columns
+    within w of τ, a Poisson-binomial count, whose lower tail is lighter than the binomial's,
+    Hoeffding 1956; :data:`COUNT_SHARE` of the level), π₀ = Pr_0[c = τ], π_W = Pr_0[|c − τ| <= w]
+    and R(M) = max_{t>=1} (E_t c − M)⁺Pr_t[c = τ]: the smaller of the two mean bounds is kept.
 
     Parameters
     ----------
@@ -277,11 +291,11 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     callable
         D ↦ U⁺(D), non-decreasing.
     """
-    g0, v0, g_table, v_table, null_at, levels, excess = _truncated_moments(n, p, q, tau)
+    g0, v0, g_table, v_table, null_at, levels, excess, kappa, null_window = _truncated_moments(n, p, q, tau)
     base = float(np.sum(t_hat[counts <= tau]))
     rest = total - float(np.sum(t_hat[counts > tau]))
     z = -float(special.ndtri((1 - COUNT_SHARE) * alpha))
-    found = int(np.sum(counts == int(tau)))                     # columns at the threshold
+    found = int(np.sum(np.abs(counts - int(tau)) <= _window(int(tau))))    # columns near the threshold
     at_most = L * float(special.betaincinv(found + 1, max(L - found, 1), 1 - COUNT_SHARE * alpha))
     null_var = float(count_variance(0, n, p, q)) / (p - q) ** 2
     slope = max(p * (1 - p) - q * (1 - q), 0.0) / (p - q) ** 2
@@ -290,9 +304,9 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     def users_out(values: float) -> float:
         k = min(float(L), l * values)
         bias = L * g0 + float(np.min(k * g_table + spent))
-        idle = (L - k) * null_at                      # the empty columns' share of E N_τ
-        by_count = (float(np.min(levels * max(at_most - idle, 0.0) + k * excess))
-                    + idle * n * q) / (p - q)
+        idle = (L - k) * null_window                  # the empty columns' share of E N_W
+        by_count = (float(np.min(levels * kappa * max(at_most - idle, 0.0) + k * excess))
+                    + (L - k) * null_at * n * q) / (p - q)
         bias = min(bias, by_count)
         spread = L * v0 + float(np.min(k * v_table + spent))
         inner = L * max(null_var - v0, 0.0) + k * v0 + slope * total    # Σ_j E[e_j²1{c_j > τ}] at most
