@@ -17,7 +17,7 @@ import numpy as np
 from protocols.errors import LDPValueError
 
 from ..mechanism import BFRRCE
-from ..poisoning import plausible_weight, report_weights, weight_bounds, weight_total_test
+from ..poisoning import concentrated_fakes, plausible_weight, report_weights, weight_bounds, weight_total_test
 from ..sums import ColumnSums
 from .formats import read_report_sums
 
@@ -27,7 +27,11 @@ class Screen:
     (bounded memory), counting what it removes: ``removed`` of ``seen`` reports, whose weight
     lay outside ``bounds`` (an honest report is removed with probability at most ``alpha``); and
     the weight-excess alarm on the reports it kept (:func:`bfrrce.poisoning.weight_total_test`
-    of their total weight against the honest law truncated to ``bounds``; l = 1 only).
+    of their total weight against the honest law truncated to ``bounds``; l = 1 only); and, with
+    l = 1, the co-occurrence screen (:func:`bfrrce.poisoning.concentrated_fakes`) on each chunk
+    after the weight screen, so memory stays that of one chunk: fakes concentrated on the same
+    columns within a chunk are removed, fakes spread thinly over many chunks are not seen by it
+    (the weight alarm, over all chunks, still adds them up).
 
     Parameters
     ----------
@@ -46,15 +50,27 @@ class Screen:
         The weight bounds (:func:`bfrrce.poisoning.weight_bounds`); None before the first chunk.
     kept_weight : float
         The total weight of the reports kept.
+    concentrated : int
+        Of ``removed``, the reports the co-occurrence screen removed.
+    flagged_chunks : int
+        The chunks whose co-occurrence test fired (each honest chunk fires with probability at
+        most ``alpha``), of ``chunks``.
     """
 
     def __init__(self, alpha: float = 1e-3):
         self.alpha, self.seen, self.removed, self.bounds = alpha, 0, 0, None
         self.kept_weight, self._mech = 0.0, None
+        self.concentrated, self.flagged_chunks, self.chunks = 0, 0, 0
 
     def __call__(self, mech, reports):
         keep = plausible_weight(mech, reports, self.alpha)
         self.bounds, self._mech = weight_bounds(mech, self.alpha), mech
+        if mech.l == 1 and int(keep.sum()) >= 2:
+            inner, test = concentrated_fakes(mech, reports[keep], alpha=self.alpha, report_alpha=self.alpha)
+            self.chunks += 1
+            self.flagged_chunks += int(test.flagged)
+            self.concentrated += int((~inner).sum())
+            keep[np.flatnonzero(keep)[~inner]] = False
         self.seen += len(reports)
         self.removed += int((~keep).sum())
         self.kept_weight += float(report_weights(reports[keep]).sum(dtype=np.float64))
@@ -70,8 +86,11 @@ class Screen:
 
     def __str__(self):
         lo, hi = self.bounds or (0, 0)
-        line = (f"screen: removed {self.removed:,} of {self.seen:,} reports whose weight lay outside "
-                f"[{lo}, {hi}] (an honest report is removed with probability <= {self.alpha:g})")
+        line = (f"screen: removed {self.removed - self.concentrated:,} of {self.seen:,} reports whose weight lay "
+                f"outside [{lo}, {hi}] (an honest report is removed with probability <= {self.alpha:g})")
+        if self.chunks:
+            line += (f"\nco-occurrence: the test fired in {self.flagged_chunks:,} of {self.chunks:,} chunk(s); "
+                     f"removed {self.concentrated:,} reports with too many ones on the columns that co-occur")
         alarm = self.alarm
         if alarm is not None:
             line += (f"\nweight alarm: the kept reports' total weight is {alarm[0]:+.1f} sd from the honest law "

@@ -128,3 +128,28 @@ def test_streaming_weight_alarm_fires_on_bulk_ones_and_not_on_honest_reports(tmp
         aggregate_file(path, chunk_rows=4096, screen=screen)
         z, flagged = screen.alarm
         assert flagged == fires, (z, fires)
+
+
+def test_streaming_cooccurrence_screen_removes_fakes_that_share_columns(tmp_path):
+    """Fakes of honest weight on the same columns pass the weight screen; within each chunk the
+    co-occurrence screen flags those columns and removes them; honest reports alone lose at most
+    a few (each flagged chunk drops an honest report with probability <= α)."""
+    from bfrrce.io.formats import dump_reports
+    from bfrrce.io.stream import Screen, aggregate_file
+    honest = MECH.privatize(np.arange(20_000) % 40, rng=8)
+    weight = int(round(bits.unpack(honest, MECH.L).sum(axis=1).mean()))
+    rng = np.random.default_rng(9)
+    rows = np.zeros((1_000, MECH.L), dtype=np.uint8)
+    rows[:, rng.choice(MECH.L, weight - 2, replace=False)] = 1
+    for _ in range(3):                                  # distinct rows: no repeated-rows refusal
+        rows[np.arange(1_000), rng.integers(MECH.L, size=1_000)] = 1
+    mixed = np.concatenate([honest, bits.pack(rows)])[rng.permutation(21_000)]
+    for reports, name in ((honest, "honest"), (mixed, "mixed")):
+        path = tmp_path / f"{name}.bfr"
+        path.write_bytes(dump_reports(MECH, reports))
+        screen = Screen(1e-3)
+        aggregate_file(path, chunk_rows=8192, screen=screen)
+        if name == "honest":
+            assert screen.concentrated <= 20 and "co-occurrence" in str(screen)
+        else:
+            assert screen.concentrated >= 990 and screen.flagged_chunks == screen.chunks == 3
