@@ -3,6 +3,7 @@ and without each defence of :mod:`bfrrce.poisoning`, beside the worst-case bound
 docs/manipulation.md.
 
     python -m benchmarks.poisoning [--trials 10] [--alpha 0.001] [--epsilons 4,8]
+    python -m benchmarks.poisoning --readme docs/poisoning.txt    # the README's table of that output
 
 Honest users: synthetic-2's setting (n = 10,000, 122 distinct values of about 82 users each,
 every report privatized). Fake users (1% and 5% of n, so m = 100 or 500) send, per attack:
@@ -78,13 +79,30 @@ def honest_values(n, D, rng):
                      np.diff(np.linspace(0, n, D + 1).round().astype(int)))
 
 
+def readme_table(text, share="5%"):
+    """The README's table from this benchmark's output: per ε and attack at ``share`` fakes, the
+    coverage of the plain and of the robust interval and the robust upper bound over D."""
+    lines = ["| ε | attack (5% fakes) | plain interval covers | robust interval covers | robust upper/D |",
+             "|---|---|---|---|---|"]
+    for line in text.splitlines():
+        cells = line.split()
+        if len(cells) > 4 and cells[0].replace(".", "").isdigit() and cells[2] == share:
+            lines.append(f"| {cells[0]} | {cells[1]} | {cells[-3]} | {cells[-2]} | {cells[-1]} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--readme", metavar="OUTPUT", help="print the README table of a saved output and stop")
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--alpha", type=float, default=1e-3)
     ap.add_argument("--epsilons", default="4,8")
     ap.add_argument("--shares", default="0.01,0.05")
     args = ap.parse_args(argv)
+    if args.readme:
+        with open(args.readme, encoding="utf-8") as fh:
+            print(readme_table(fh.read()))
+        return
     n, D = 10_000, 122
     print(f"n = {n:,}, D = {D}, L = 1024, l = 1, alpha = {args.alpha}, {args.trials} trials; "
           "mean fill estimate (truth 122)")

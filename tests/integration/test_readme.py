@@ -42,3 +42,9 @@ def test_readme_is_short_and_links_resolve():
     assert len(text.splitlines()) < 250
     for name in set(re.findall(r"docs/([a-z0-9_-]+)\.md", text)):
         assert (README.parent / "docs" / f"{name}.md").is_file(), name
+
+
+def test_readme_poisoning_table_is_the_benchmark_output():
+    from benchmarks.poisoning import readme_table
+    table = readme_table((README.parent / "docs" / "poisoning.txt").read_text(encoding="utf-8"))
+    assert table in README.read_text(encoding="utf-8")
