@@ -33,7 +33,7 @@ from protocols.core.lazy import special, stats
 from protocols.core.perturbation import count_variance
 
 from . import moments, occupancy
-from .design import Observed
+from .design import Design, Observed
 
 THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one no empty column passes
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
@@ -41,6 +41,8 @@ MASS_SHARE = 0.9       # ... for the users outside (the rest for the values' slo
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
 OWN_SHARE = 0.75       # share of α for the sums as reported when degraded laws are also tried
+EXACT_OWN_SHARE = 0.3  # ... when they are in the exact regime and the first law is not (law_shares)
+EXACT_LAW_SHARE = 0.6  # ... and that first law's share
 
 
 def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
@@ -515,7 +517,7 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
         clean = tail is None                    # no empty column above τ, but with probability
         tau = _null_quantile(FALSE_POSITIVE * a / L if clean else tail, n, q)
         inside = int(np.sum(counts > tau))
-        if math.sqrt(count_variance(0, n, p, q)) < EXACT_BELOW:
+        if _exact_regime(n, p, q):
             users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
                                             total=math.inf if total is None else total,
                                             alpha=MASS_SHARE * a)
@@ -584,15 +586,50 @@ def degrade_counts(counts: np.ndarray, n: int, a: float, b: float) -> np.ndarray
     return rng.binomial(counts, a) + rng.binomial(n - counts, b)
 
 
+def _exact_regime(n: int, p: float, q: float) -> bool:
+    """Whether an empty column's sum has sd below :data:`EXACT_BELOW` (the exact selection bias)."""
+    return math.sqrt(count_variance(0, n, p, q)) < EXACT_BELOW
+
+
+def law_shares(design: Design, laws: dict) -> list[float]:
+    """The shares of α of the sums as reported and of each degraded law, from the design alone.
+
+    :data:`OWN_SHARE` for the sums as reported and the rest split evenly, except where the sums
+    as reported are in the exact regime (:data:`EXACT_BELOW`) and the first law is not: the exact
+    bias bound is looser than the plug-in one, so that law gets :data:`EXACT_LAW_SHARE` and the
+    sums as reported :data:`EXACT_OWN_SHARE` (at ε = 10 the bound on the sums degraded to ε′ = 8
+    then has about the level the sums at ε = 8 have), the other laws the rest.
+
+    Parameters
+    ----------
+    design : Design
+        The reports' design.
+    laws : dict
+        {ε′: (p′, q′)}, highest first.
+
+    Returns
+    -------
+    list of float
+        One share per law after the first entry, the sums as reported; they sum to 1.
+    """
+    if not laws:
+        return [1.0]
+    first = next(iter(laws.values()))
+    if _exact_regime(design.n, design.p, design.q) and not _exact_regime(design.n, *first):
+        rest = (1 - EXACT_OWN_SHARE - EXACT_LAW_SHARE) / max(len(laws) - 1, 1)
+        return [EXACT_OWN_SHARE, EXACT_LAW_SHARE] + [rest] * (len(laws) - 1)
+    return [OWN_SHARE] + [(1 - OWN_SHARE) / len(laws)] * len(laws)
+
+
 def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple[float, dict]:
     """:func:`upper_bound` on the sums and on their exact degradations to the ``laws`` of smaller
     ε (:func:`degrade_counts`), the smallest kept, Bonferroni over them: at ε the server may
     apply any procedure valid at ε' < ε to the sums degraded to the law at ε', so a bound that
     takes the smallest over a fixed grid of ε' gets no worse with more ε.
 
-    The sums as reported get 3α/4 (:data:`OWN_SHARE`) and each law α/(4·|laws|) whether or not it is computed, so the
-    level of a law does not depend on the ε of the reports (:meth:`bfrrce.BFRRCE.degraded_laws`
-    always gives three). The laws are tried from the highest ε' down and the search
+    The sums as reported and each law get the shares of :func:`law_shares` (a function of the
+    design, not of the sums) whether or not the law is computed, so the level of a law does not
+    depend on the sums (:meth:`bfrrce.BFRRCE.degraded_laws` always gives three). The laws are tried from the highest ε' down and the search
     stops at the first that does not improve on the best so far (below the cap): the minimum
     over any data-chosen subset of bounds, each valid at its share, is valid at the sum of
     the shares; stopping only saves time where the bound is unimodal in ε'.
@@ -613,17 +650,16 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
         The bound and the ingredients of the law that gave it, with ``"upper_epsilon"`` (None:
         the sums as reported).
     """
-    own = OWN_SHARE * alpha if laws else alpha
-    a = (alpha - own) / max(len(laws), 1)
     design = observed.design
-    best, info = upper_bound(observed, own)
+    shares = law_shares(design, laws)
+    best, info = upper_bound(observed, shares[0] * alpha)
     info["upper_epsilon"] = None
-    for eps, (p2, q2) in laws.items():
+    for (eps, (p2, q2)), share in zip(laws.items(), shares[1:]):
         channel = thinning(design.p, design.q, p2, q2)
         if channel is None:
             continue
         degraded = Observed(degrade_counts(observed.counts, design.n, *channel), design.at(p2, q2))
-        value, got = upper_bound(degraded, a, cap=best)
+        value, got = upper_bound(degraded, share * alpha, cap=best)
         if value < best:
             best, info = value, {**got, "upper_epsilon": eps}
         elif best < design.cap:           # no better than the best below the cap: stop (speed)

@@ -43,7 +43,7 @@ def test_upper_bound_at_epsilon_is_at_most_the_bound_on_the_degraded_sums():
     assert list(laws) == [2.0 ** (k / 2) for k in range(6, 3, -1)]
     p2, q2 = laws[8.0]
     degraded = bounds.degrade_counts(agg.counts, agg.n, *bounds.thinning(mech.p, mech.q, p2, q2))
-    alpha = (1 - 0.95) / 2 * (1 - bounds.OWN_SHARE) / len(laws)
+    alpha = (1 - 0.95) / 2 * bounds.law_shares(mech.design(agg.n), laws)[1]
     at_eight, _ = bounds.upper_bound(Observed(degraded, mech.design(agg.n).at(p2, q2)), alpha)
     assert est.upper <= at_eight < agg.n
     assert est.lower <= f.size <= est.upper
