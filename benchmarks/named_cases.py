@@ -37,6 +37,8 @@ MONOTONE = (  # name, counts(rng), L, l
     ("Zipf 1.0, n=10^5, L=4096, l=2", lambda rng: _zipf(10 ** 5, 1.0, rng), 4096, 2),
     ("200 x 5000, L=4096", lambda rng: np.full(200, 5000), 4096, 1),
     ("singletons, n=10^4, L=1024", lambda rng: np.ones(10 ** 4, dtype=np.int64), 1024, 1),
+    ("500 x 200, L=1024", lambda rng: np.full(500, 200), 1024, 1),
+    ("20000 x 50, L=1024", lambda rng: np.full(20_000, 50), 1024, 1),
 )
 
 
