@@ -71,8 +71,9 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
     pvalues, counts, t_hat, var_hat = observed.pvalues, observed.counts, observed.t_hat, observed.variance
     k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 8)
     by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 8)
-    s2, se = moments.second_moment(t_hat, var_hat, n, p, q)
-    s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 4)))
+    s2, se = observed.second_moment
+    s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 4)),
+                                        moment=(s2, se))
     by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
     by_light, light_se = (light_moment_lower(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, alpha=alpha / 2)
                           if mass and l == 1 else (0.0, 0.0))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from protocols.core.perturbation import debias_counts
 
-from . import occupancy
+from . import moments, occupancy
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,11 @@ class Observed:
         max(Σ_j t̂_j/l, 1)."""
         known = self.design.known_mass
         return known if known is not None else max(float(np.sum(self.t_hat)) / self.design.l, 1.0)
+
+    @functools.cached_property
+    def second_moment(self) -> tuple[float, float]:
+        """:func:`.moments.second_moment` of the columns: Ŝ₂ and its standard error."""
+        return moments.second_moment(self.t_hat, self.variance, self.design.n, self.design.p, self.design.q)
 
     @functools.cached_property
     def pvalues(self) -> np.ndarray:

@@ -111,7 +111,7 @@ def _combined(observed, visible, visible_se, visible_hash_se, details, columns):
     columns, and V's excess is its collision luck. Where S misses occupied columns (values near
     the detection limit, or skew), they disagree and the estimate stays at V."""
     equal, equal_se, dispersion, fitted, occupied, occupied_se = likelihood.equal_frequency_estimate(
-        observed.counts, observed.design, observed.mass)
+        observed.counts, observed.design, observed.mass, observed.second_moment[0])
     agree = False
     if equal < visible and not math.isnan(occupied):       # only S below V asks; NaN: not pinned
         found, found_se = columns()

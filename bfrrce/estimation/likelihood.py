@@ -270,7 +270,7 @@ class _Likelihood:
         return 0.5 * np.log(var / (total + LATTICE_VARIANCE)) + (total - first) ** 2 / (2 * var)
 
 
-def _anchors(counts, design, mass):
+def _anchors(counts, design, mass, s2=None):
     """log D of three simple estimates under equal frequencies, where they exist, kept in
     [0, log N]: N/f̂ with f̂ the median t̂_j of the columns that pass the Bonferroni test of
     emptiness (above the 1 − :data:`DETECTED_TAIL`/L quantile of Binomial(n, q); in a sparse
@@ -281,7 +281,8 @@ def _anchors(counts, design, mass):
     n, p, q, L, l = design.n, design.p, design.q, design.L, design.l
     t_hat, var_hat = debias_counts(counts, n, p, q)
     detected = t_hat[np.asarray(counts) > stats.binom.isf(DETECTED_TAIL / L, n, q)]
-    s2 = moments.second_moment(t_hat, var_hat, n, p, q)[0]
+    if s2 is None:
+        s2 = moments.second_moment(t_hat, var_hat, n, p, q)[0]
     excess, scale = s2 - mass * mass * l * l / L, l - l * l / L
     light = detected[detected <= 1.5 * detected.min()] if detected.size else detected
     found = [mass / np.median(detected), mass / light.mean()] if detected.size else []
@@ -361,7 +362,8 @@ def _fit_dispersion(nll, grid, values, anchors):
     return (*_zoom(kept, grid[0], grid[-1], anchors), best, kept)
 
 
-def equal_frequency_estimate(counts: np.ndarray, design: Design, mass: float) -> EqualFrequency:
+def equal_frequency_estimate(counts: np.ndarray, design: Design, mass: float,
+                             second_moment: float | None = None) -> EqualFrequency:
     """Posterior median of D under about equal frequencies, its spread and the dispersion φ
     used (module docstring).
 
@@ -373,6 +375,8 @@ def equal_frequency_estimate(counts: np.ndarray, design: Design, mass: float) ->
         Their parameters.
     mass : float
         N, the total count of the values (n with one value per user); D ranges over [1, N].
+    second_moment : float, optional
+        Ŝ₂ of the same sums (:func:`.moments.second_moment`), when already computed.
 
     Returns
     -------
@@ -384,7 +388,7 @@ def equal_frequency_estimate(counts: np.ndarray, design: Design, mass: float) ->
         return EqualFrequency(1.0, 0.0, DISPERSION, math.nan, math.nan, math.nan)
     n, p, q, L = design.n, design.p, design.q, design.L
     nll = _Likelihood(counts, design, mass)
-    anchors = _anchors(counts, design, mass)
+    anchors = _anchors(counts, design, mass, second_moment)
     edge = min(math.log(COLLAPSE_ABOVE * L / nll.columns) - 1e-3, top)     # the mixture's last λ
     starts = [a for a in anchors + [edge] if nll.separated(a)]
     if starts:                             # and the D the sums imply from them, pinned

@@ -89,7 +89,7 @@ def second_moment(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float,
 
 
 def second_moment_upper(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float, q: float,
-                        z: float) -> float:
+                        z: float, moment: tuple[float, float] | None = None) -> float:
     """Upper confidence bound on S₂ = Σ_j t_j² at z standard errors, from the larger of two:
     the plug-in Ŝ₂ + z·se, and the score bound, the largest S with Ŝ₂ >= S − z·W(S)^{1/2},
     W(S) an upper bound on Var Ŝ₂ = Σ_j :func:`square_variance` (t_j) over every data with
@@ -111,12 +111,14 @@ def second_moment_upper(t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float
         Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
     z : float
         Standard normal quantile of the bound.
+    moment : (float, float), optional
+        :func:`second_moment` of the same columns, when already computed.
 
     Returns
     -------
     float
     """
-    s2, se = second_moment(t_hat, var_hat, n, p, q)
+    s2, se = second_moment(t_hat, var_hat, n, p, q) if moment is None else moment
     plug_in = s2 + z * se
     columns = np.size(t_hat)
     slope, null = (p * (1 - p) - q * (1 - q)) / (p - q) ** 2, n * q * (1 - q) / (p - q) ** 2
