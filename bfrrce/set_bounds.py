@@ -37,6 +37,7 @@ from .estimation.design import Design, Observed
 LOWER_SHARES = (0.5, 0.25, 0.25)   # occupied cells, items from cells, N from the level's items
 UPPER_SHARES = (0.5, 0.25, 0.25)   # parties outside H, items from cells, N from the level's items
 WEIGHT_BINS = 160                  # φ of occupied_weights is constant on this many runs of c
+WEIGHTS_MAX_PARTIES = 1000         # beyond, φ = t̂ (the programme's (k + 1)² law would not fit)
 
 
 def union_bounds(counts: np.ndarray, parties: int, p: float, q: float, pi: np.ndarray,
@@ -106,7 +107,7 @@ def occupied_lower(observed: Observed, alpha: float) -> float:
     """
     d = observed.design
     visible = float(occupancy.occupied_columns_lower(observed.pvalues, alpha / 2))
-    if math.sqrt(count_variance(0, d.n, d.p, d.q)) >= bounds.EXACT_BELOW:
+    if math.sqrt(count_variance(0, d.n, d.p, d.q)) >= bounds.EXACT_BELOW or d.n > WEIGHTS_MAX_PARTIES:
         return visible
     phi = occupied_weights(d.n, d.p, d.q)
     weight = (phi / float(np.max(_cell_laws(d.n, d.p, d.q)[1:] @ phi)))[observed.counts]
@@ -131,7 +132,7 @@ def occupied_upper(observed: Observed, alpha: float) -> float:
     :func:`bfrrce.estimation.bounds.users_outside_upper`). Below (σ₀ < 5, where a selection bias
     estimated from the cells near τ fails): K <= Σ_j φ(c_j) + z·(Σ_j φ(c_j)²)^{1/2}, with φ of
     :func:`occupied_weights` (E_0 φ = 0, E_m φ >= 1 for every m >= 1, so E Σ_j φ(c_j) >= K and
-    E Σ_j φ(c_j)² >= its variance).
+    E Σ_j φ(c_j)² >= its variance), or φ = t̂ for more than :data:`WEIGHTS_MAX_PARTIES` parties.
 
     Parameters
     ----------
@@ -147,7 +148,8 @@ def occupied_upper(observed: Observed, alpha: float) -> float:
     d = observed.design
     counts = observed.counts
     if math.sqrt(count_variance(0, d.n, d.p, d.q)) < bounds.EXACT_BELOW:
-        weight = occupied_weights(d.n, d.p, d.q)[counts]
+        weight = (occupied_weights(d.n, d.p, d.q)[counts] if d.n <= WEIGHTS_MAX_PARTIES
+                  else observed.t_hat)              # t̂: E_0 = 0 and E_m = m >= 1 too, no programme
         z = -float(special.ndtri(alpha))
         return float(weight.sum()) + z * math.sqrt(float(np.sum(weight * weight)))
     tau = bounds._null_quantile(bounds.FALSE_POSITIVE * alpha / d.L, d.n, d.q)

@@ -45,3 +45,14 @@ def test_estimate_reports_the_bounds_and_keeps_the_model_interval():
     assert "model_interval" in est.details and "whatever the overlap" in str(est)
     one = sketch.estimate(sketch.sums_from_occupancy(occupancy(sketch, 5_000, 1, "disjoint", rng), 1, rng))
     assert "model_interval" not in one.details                 # one party: the exact likelihood
+
+
+def test_many_parties_at_high_epsilon_use_the_debiased_count():
+    """50,000 parties at ε = 8 (σ₀ < 5): no (k + 1)² programme; the bounds still hold."""
+    sketch = SetSketch(epsilon=8.0, buckets=256, levels=16)
+    rng = np.random.default_rng(4)
+    m = occupancy(sketch, 2_000, 50_000, "disjoint", rng)
+    agg = sketch.sums_from_occupancy(m, 50_000, rng)
+    low, high, _ = union_bounds(agg.counts.reshape(sketch.levels, sketch.buckets), 50_000, sketch.p,
+                                sketch.q, sketch.pi, 0.025)
+    assert low <= 2_000 <= high
