@@ -496,6 +496,8 @@ def _estimate(args, out, note, argv):
         check_path(args.candidates)
     if args.shuffled != (args.delta is not None):
         raise CLIError("--shuffled and --delta go together (the δ of the central guarantee)")
+    if args.max_weight is not None and args.max_fake is None:
+        raise CLIError("--max-weight goes with --max-fake (the most ones a fake report can have)")
     record = args.json or args.out
     if args.out:
         check_outputs(args.out, [args.file] + ([args.candidates] if args.candidates else []))

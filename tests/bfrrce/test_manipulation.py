@@ -90,6 +90,11 @@ def test_cli_max_fake(tmp_path):
     assert code == 0 and "robust interval" in out and "at most 20 ones" in out, err
     code, _, err = run(["estimate", str(path), "--epsilon", "4", "--max-fake", "1.5"])
     assert code == 2 and "max_fake_fraction" in err
+    code, _, err = run(["estimate", str(path), "--epsilon", "4", "--max-weight", "20"])
+    assert code == 2 and "--max-weight goes with --max-fake" in err
+    code, _, err = run(["estimate", str(path), "--epsilon", "4", "--L", "256", "--max-fake", "0.02",
+                        "--max-weight", "9999"])
+    assert code == 2 and "max_weight" in err and "Traceback" not in err
 
 
 def test_aggregate_screen_removes_implausible_reports_in_chunks(tmp_path):
