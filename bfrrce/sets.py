@@ -646,7 +646,7 @@ class SetSketch(Mechanism):
         elif agg.n > 1:
             low, high, levels = union_bounds(counts, agg.n, self.p, self.q, self.pi, (1 - confidence) / 2)
             details.update(model_interval=interval, bounds_levels=levels)
-            interval, value = (low, high), min(max(value, low), high)
+            interval, value = (float(low), float(high)), float(min(max(value, low), high))
             assumption = ("bounds whatever the overlap; the estimate and its ± assume the overlap model "
                           "(common items, random holders, Gamma party sizes), whose interval is "
                           f"[{details['model_interval'][0]:,.1f}, {details['model_interval'][1]:,.1f}]")
