@@ -5,6 +5,14 @@ import statistics
 import time
 
 
+def emit(text, out=None):
+    """Print ``text`` and, with ``out`` (a path), write it there too (UTF-8)."""
+    print(text, end="")
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
 def timed(fn, *args):
     """(fn(*args), seconds it took)."""
     start = time.perf_counter()
@@ -65,18 +73,29 @@ def installed_peers(peers, name, epsilon, d):
     return found
 
 
-def provenance():
-    """"date (UTC), commit, cores" of this run, for the header of a generated table."""
+def run_stamp():
+    """{"date", "time" (UTC), "commit" (with " (with local changes)" when tracked files differ
+    from it), "cores"} of this run, for generated tables."""
     import datetime
     import os
     import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout.strip()
+                                check=True, cwd=root).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, check=True, cwd=root).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{date}, commit {commit}, {os.cpu_count()} cores"
+        commit, dirty = "unknown", ""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return {"date": f"{now:%Y-%m-%d}", "time": f"{now:%H:%M}",
+            "commit": commit + (" (with local changes)" if dirty else ""), "cores": os.cpu_count()}
+
+
+def provenance():
+    """"date time UTC, commit ..., cores" of this run (:func:`run_stamp`), for a table's header."""
+    stamp = run_stamp()
+    return f"{stamp['date']} {stamp['time']} UTC, commit {stamp['commit']}, {stamp['cores']} cores"
 
 
 def stamp(command):

@@ -32,11 +32,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import itertools
 import math
-import os
-import subprocess
 import time
 import warnings
 
@@ -46,6 +43,7 @@ from bfrrce import BFRRCE, ColumnSums, PrivacyWarning
 from bfrrce.estimation import bounds
 from protocols.core.perturbation import count_variance, simulate_column_sums
 
+from ._common import run_stamp
 from .baselines import BASELINES
 
 ITEMS_PER_PARTY = 4
@@ -178,16 +176,6 @@ def grid(quick, shapes=SHAPES):
     return cells
 
 
-def provenance():
-    """{date, commit, cores} for every row of the CSV."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=True, cwd=os.path.dirname(__file__)).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "commit": commit,
-            "cores": os.cpu_count()}
-
 
 COLUMNS = (("shape", "shape", "{}"), ("n", "n", "{:,}"), ("D", "D", "{:,}"), ("epsilon", "ε", "{:g}"),
            ("L", "L", "{}"), ("l", "l", "{}"), ("unit", "unit", "{}"), ("coverage", "coverage", "{:.3f}"),
@@ -261,7 +249,7 @@ def main(argv=None):
           f"ε={worst['epsilon']:g}, L={worst['L']}, l={worst['l']}, {worst['unit']}, "
           f"{worst['perturbation']})")
     if args.out:
-        meta = provenance()
+        meta = {key: value for key, value in run_stamp().items() if key != "time"}
         with open(args.out, "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=[*results[0], *meta])
             writer.writeheader()

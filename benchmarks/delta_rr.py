@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from benchmarks._common import provenance
+from benchmarks._common import emit, provenance
 from protocols import RandomizedResponse, exact_delta
 
 
@@ -41,11 +41,7 @@ def main():
             lines.append(f"| {eps:g} | {delta:g} | {mech.p:.6f} | {exact_delta(mech.output_distribution, range(2), eps):.3g} "
                          f"| {var / pure.variance(args.n, 0.5):.4f} | {math.log(mech.p / mech.q):.4f} "
                          f"| {ratio:.3f} ± {ratio * math.sqrt(2 / (args.trials - 1)):.3f} |")
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+    emit("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

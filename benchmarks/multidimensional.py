@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from benchmarks._common import provenance, timed
+from benchmarks._common import emit, provenance, timed
 from protocols.multidimensional import HIO, PerAttribute
 
 ORDINAL = (True, True, False)
@@ -91,11 +91,7 @@ def main():
         lines.append(f"| {eps:g} | {mse['hio']:.3g} | {math.sqrt(np.mean(var)):.3g} | {mse['ns']:.3g} "
                      f"| {mse['base']:.3g} | {mse['base'] / mse['hio']:.3g} | {np.median(seconds):.2f} |")
         print(lines[-1], flush=True)
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    print(text, end="")
+    emit("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

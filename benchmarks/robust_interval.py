@@ -10,13 +10,11 @@ interval over the trials, and the mean bounds.
 """
 
 import argparse
-import datetime
-import os
-import subprocess
 import warnings
 
 import numpy as np
 
+from benchmarks._common import provenance
 from bfrrce import BFRRCE
 from bfrrce.manipulation import robust_interval
 from bfrrce.poisoning import weight_bounds
@@ -44,9 +42,7 @@ def main(argv=None):
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--epsilon", type=float, default=4.0)
     args = ap.parse_args(argv)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}, "
-          f"{os.cpu_count()} cores; eps {args.epsilon}, {args.trials} trials, truth {D}")
+    print(f"# {provenance()}; eps {args.epsilon}, {args.trials} trials, truth {D}")
     mech = BFRRCE(epsilon=args.epsilon, L=1024)
     print("fakes  share   plain cover  plain [lo, hi]          robust cover  robust [lo, hi]")
     for share in (0.001, 0.01, 0.05, 0.10):

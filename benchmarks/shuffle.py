@@ -11,7 +11,7 @@ the exact value. For larger n only the two bounds. Times are the numerical bound
 
 import argparse
 
-from benchmarks._common import provenance, timed
+from benchmarks._common import emit, provenance, timed
 from protocols.shuffle import closed_form_limit, exact_shuffled_rr_epsilon, shuffled_epsilon
 
 
@@ -43,11 +43,7 @@ def main():
                 ratios = [None if x is None or exact is None else x / exact for x in (numerical, closed)]
                 lines.append(f"| {n:,} | {delta:g} | {eps0:g} | {fmt(exact)} | {fmt(numerical)} | {fmt(closed)} "
                              f"| {fmt(ratios[0])} | {fmt(ratios[1])} | {seconds:.2f} |")
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+    emit("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ def robust_interval(mech, agg: ColumnSums, max_fake_fraction: float, *, max_weig
     if n - fakes < 1:
         raise LDPValueError(f"no honest report left with {fakes} fakes among {n}")
     alpha = (1 - confidence) / 2
-    tau = bounds._null_quantile(alpha / (2 * L), n, q)
+    tau = bounds.null_quantile(alpha / (2 * L), n, q)
     excess = np.sort(agg.counts[agg.counts > tau] - tau)
     liftable = excess[excess <= fakes]
     lifted = int(np.searchsorted(np.cumsum(liftable), fakes * weight, side="right"))

@@ -168,7 +168,7 @@ def report_weights(reports):
     return bits.row_weights(reports)
 
 
-def plausible_weight(mech, reports, alpha=1e-3):
+def plausible_weight(mech, reports, alpha=1e-3, weights=None):
     """Boolean mask of the reports whose weight lies in :func:`weight_bounds` (reports unchanged).
 
     Parameters
@@ -179,6 +179,8 @@ def plausible_weight(mech, reports, alpha=1e-3):
         Packed reports, uint8 (n, ceil(L/8)).
     alpha : float
         The probability, at most, that an honest report is outside.
+    weights : numpy.ndarray, optional
+        :func:`report_weights` of ``reports``, when already counted.
 
     Returns
     -------
@@ -187,7 +189,7 @@ def plausible_weight(mech, reports, alpha=1e-3):
     """
     reports = mech.check_reports(reports)
     lo, hi = weight_bounds(mech, alpha)
-    w = report_weights(reports)
+    w = report_weights(reports) if weights is None else weights
     return (w >= lo) & (w <= hi)
 
 

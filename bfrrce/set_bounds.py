@@ -28,11 +28,11 @@ import math
 
 import numpy as np
 
-from protocols.core.lazy import optimize, special, stats
-from protocols.core.perturbation import count_variance
+from protocols.core.lazy import optimize, special
 
 from .estimation import bounds, occupancy
 from .estimation.design import Design, Observed
+from .poisoning import weight_pmf
 
 LOWER_SHARES = (0.5, 0.25, 0.25)   # occupied cells, items from cells, N from the level's items
 UPPER_SHARES = (0.5, 0.25, 0.25)   # parties outside H, items from cells, N from the level's items
@@ -107,7 +107,7 @@ def occupied_lower(observed: Observed, alpha: float) -> float:
     """
     d = observed.design
     visible = float(occupancy.occupied_columns_lower(observed.pvalues, alpha / 2))
-    if math.sqrt(count_variance(0, d.n, d.p, d.q)) >= bounds.EXACT_BELOW or d.n > WEIGHTS_MAX_PARTIES:
+    if not bounds.exact_regime(d.n, d.p, d.q) or d.n > WEIGHTS_MAX_PARTIES:
         return visible
     phi = occupied_weights(d.n, d.p, d.q)
     weight = (phi / float(np.max(_cell_laws(d.n, d.p, d.q)[1:] @ phi)))[observed.counts]
@@ -147,12 +147,12 @@ def occupied_upper(observed: Observed, alpha: float) -> float:
     """
     d = observed.design
     counts = observed.counts
-    if math.sqrt(count_variance(0, d.n, d.p, d.q)) < bounds.EXACT_BELOW:
+    if bounds.exact_regime(d.n, d.p, d.q):
         weight = (occupied_weights(d.n, d.p, d.q)[counts] if d.n <= WEIGHTS_MAX_PARTIES
                   else observed.t_hat)              # t̂: E_0 = 0 and E_m = m >= 1 too, no programme
         z = -float(special.ndtri(alpha))
         return float(weight.sum()) + z * math.sqrt(float(np.sum(weight * weight)))
-    tau = bounds._null_quantile(bounds.FALSE_POSITIVE * alpha / d.L, d.n, d.q)
+    tau = bounds.null_quantile(bounds.FALSE_POSITIVE * alpha / d.L, d.n, d.q)
     outside = bounds.users_outside_upper(counts, observed.t_hat, observed.variance, n=d.n, p=d.p, q=d.q,
                                          tau=tau, total=None, alpha=(1 - bounds.FALSE_POSITIVE) * alpha)[0]
     return float(np.sum(counts > tau)) + max(outside, 0.0)
@@ -196,10 +196,9 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def _cell_laws(parties: int, p: float, q: float) -> np.ndarray:
-    """Pr_m[c], m, c = 0..k: c ~ Binomial(m, p) + Binomial(k − m, q) (rows m)."""
-    k = parties
-    return np.array([np.convolve(stats.binom.pmf(np.arange(m + 1), m, p),
-                                 stats.binom.pmf(np.arange(k - m + 1), k - m, q)) for m in range(k + 1)])
+    """Pr_m[c], m, c = 0..k: c ~ Binomial(m, p) + Binomial(k − m, q) (rows m; the law of a
+    report's weight, :func:`bfrrce.poisoning.weight_pmf`, with k bits of which m are set)."""
+    return np.array([weight_pmf(parties, m, p, q) for m in range(parties + 1)])
 
 
 def _poisson_lower(items: float, pi: float, alpha: float) -> float:

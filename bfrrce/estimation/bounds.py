@@ -128,7 +128,7 @@ def light_moment_lower(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarra
         The bound and its standard error (delta method in U).
     """
     counts = np.asarray(counts)
-    tau = _null_quantile(FALSE_POSITIVE * alpha / L, n, q)
+    tau = null_quantile(FALSE_POSITIVE * alpha / L, n, q)
     inside = counts > tau
     z = -float(special.ndtri((1 - FALSE_POSITIVE) * alpha / 2))
     # the variance at the upper end t̂_j + z·√V̂_j: the plug-in one is smallest exactly where
@@ -149,8 +149,22 @@ def light_moment_lower(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarra
 
 
 @functools.lru_cache(maxsize=1024)
-def _null_quantile(tail: float, n: int, q: float) -> float:
-    """The count an empty column exceeds with probability ``tail``: isf of Binomial(n, q)."""
+def null_quantile(tail: float, n: int, q: float) -> float:
+    """The count an empty column exceeds with probability ``tail``: isf of Binomial(n, q).
+
+    Parameters
+    ----------
+    tail : float
+        The probability.
+    n : int
+        Number of reports.
+    q : float
+        Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    float
+    """
     return float(stats.binom.isf(tail, n, q))
 
 
@@ -517,9 +531,9 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
     for share, tail in THRESHOLDS:
         a = share * alpha
         clean = tail is None                    # no empty column above τ, but with probability
-        tau = _null_quantile(FALSE_POSITIVE * a / L if clean else tail, n, q)
+        tau = null_quantile(FALSE_POSITIVE * a / L if clean else tail, n, q)
         inside = int(np.sum(counts > tau))
-        if _exact_regime(n, p, q):
+        if exact_regime(n, p, q):
             users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
                                             total=math.inf if total is None else total,
                                             alpha=MASS_SHARE * a)
@@ -588,8 +602,21 @@ def degrade_counts(counts: np.ndarray, n: int, a: float, b: float) -> np.ndarray
     return rng.binomial(counts, a) + rng.binomial(n - counts, b)
 
 
-def _exact_regime(n: int, p: float, q: float) -> bool:
-    """Whether an empty column's sum has sd below :data:`EXACT_BELOW` (the exact selection bias)."""
+def exact_regime(n: int, p: float, q: float) -> bool:
+    """Whether an empty column's sum has sd below :data:`EXACT_BELOW`, where the selection bias
+    is bounded exactly (:func:`users_outside_exact`) rather than estimated.
+
+    Parameters
+    ----------
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    bool
+    """
     return math.sqrt(count_variance(0, n, p, q)) < EXACT_BELOW
 
 
@@ -617,7 +644,7 @@ def law_shares(design: Design, laws: dict) -> list[float]:
     if not laws:
         return [1.0]
     first = next(iter(laws.values()))
-    if _exact_regime(design.n, design.p, design.q) and not _exact_regime(design.n, *first):
+    if exact_regime(design.n, design.p, design.q) and not exact_regime(design.n, *first):
         rest = (1 - EXACT_OWN_SHARE - EXACT_LAW_SHARE) / max(len(laws) - 1, 1)
         return [EXACT_OWN_SHARE, EXACT_LAW_SHARE] + [rest] * (len(laws) - 1)
     return [OWN_SHARE] + [(1 - OWN_SHARE) / len(laws)] * len(laws)
@@ -634,9 +661,8 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     depend on the sums (:meth:`bfrrce.BFRRCE.degraded_laws` always gives three). The laws are
     tried only where the bound on the sums as reported is of the kinds that loosen with ε: in
     the exact regime, with more than :data:`LAWS_ABOVE` of the columns visible, or at the cap
-    (elsewhere they gave a smaller bound in 1 of the 145 cells of ``benchmarks/coverage.py``, by
-    4%, and cost a fifth of ``estimate()``'s time at L = 65,536). They are tried from the
-    highest ε' down and the search
+    (elsewhere the sums as reported give the bound; docs/estimation.md has the measurement).
+    They are tried from the highest ε' down and the search
     stops at the first that does not improve on the best so far (below the cap): the minimum
     over any data-chosen subset of bounds, each valid at its share, is valid at the sum of
     the shares; stopping only saves time where the bound is unimodal in ε'.

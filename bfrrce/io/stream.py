@@ -63,7 +63,8 @@ class Screen:
         self.concentrated, self.flagged_chunks, self.chunks = 0, 0, 0
 
     def __call__(self, mech, reports):
-        keep = plausible_weight(mech, reports, self.alpha)
+        weights = report_weights(reports)
+        keep = plausible_weight(mech, reports, self.alpha, weights=weights)
         self.bounds, self._mech = weight_bounds(mech, self.alpha), mech
         if mech.l == 1 and int(keep.sum()) >= 2:
             inner, test = concentrated_fakes(mech, reports[keep], alpha=self.alpha, report_alpha=self.alpha)
@@ -73,7 +74,7 @@ class Screen:
             keep[np.flatnonzero(keep)[~inner]] = False
         self.seen += len(reports)
         self.removed += int((~keep).sum())
-        self.kept_weight += float(report_weights(reports[keep]).sum(dtype=np.float64))
+        self.kept_weight += float(weights[keep].sum(dtype=np.float64))
         return keep
 
     @property

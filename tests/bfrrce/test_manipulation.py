@@ -46,7 +46,7 @@ def test_robust_interval_covers_the_truth_under_the_honest_weight_attack(share):
 def test_robust_interval_holds_for_every_shape_of_fakes(epsilon):
     """The worst shapes for each side: every fake all ones (lowers every honest count the most),
     all zeros, the same w columns (w the allowed weight) on the values' own columns or on free
-    ones; the bounds hold in every run (they are proven, not fitted: the tolerance is 0)."""
+    ones; the bounds hold in every run (derived, not fitted: no tolerance to set)."""
     mech = BFRRCE(epsilon=epsilon, L=256)
     values = np.repeat(np.arange(40), 50)
     w = 12
