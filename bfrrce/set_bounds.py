@@ -106,7 +106,7 @@ def occupied_lower(observed: Observed, alpha: float) -> float:
     float
     """
     d = observed.design
-    visible = float(occupancy.occupied_columns_lower(observed.pvalues, alpha / 2))
+    visible = float(occupancy.occupied_columns_lower(observed.passing, d.L, alpha / 2))
     if not bounds.exact_regime(d.n, d.p, d.q) or d.n > WEIGHTS_MAX_PARTIES:
         return visible
     phi = occupied_weights(d.n, d.p, d.q)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from protocols.core.lazy import special, stats
+from protocols.core.lazy import optimize, special, stats
 from protocols.core.perturbation import count_variance
 
 from . import moments, occupancy
@@ -68,8 +68,8 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
     """
     d = observed.design
     n, p, q, L, l, mass = d.n, d.p, d.q, d.L, d.l, d.known_mass
-    pvalues, counts, t_hat, var_hat = observed.pvalues, observed.counts, observed.t_hat, observed.variance
-    k_lo = occupancy.occupied_columns_lower(pvalues, alpha / 8)
+    passing, counts, t_hat, var_hat = observed.passing, observed.counts, observed.t_hat, observed.variance
+    k_lo = occupancy.occupied_columns_lower(passing, L, alpha / 8)
     by_occupancy = occupancy.values_lower(k_lo, L, l, alpha / 8)
     s2, se = observed.second_moment
     s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 4)),
@@ -86,7 +86,7 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
     elif bound == by_light:
         bound_se = light_se
     else:
-        k_se = occupancy.occupied_columns(pvalues, counts, n, q, p, alpha / 8)[1]
+        k_se = occupancy.occupied_columns(passing, counts, n, q, p, alpha / 8)[1]
         bound_se = k_se * occupancy.values_slope(L - k_lo, L, l)
     return bound, {"occupied_columns_lower": k_lo, "lower_by_occupancy": by_occupancy,
                    "lower_by_second_moment": by_moment, "lower_by_light_moment": by_light,
@@ -424,7 +424,7 @@ def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> fl
     if top > MAX_SLOT_TERMS:              # the fullest column, by a union bound over the L columns
         return inside * float(special.pdtrik(1 - alpha / L, lam) + 1)
     tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
-    tail = tail[tail > 0]
+    tail = tail[L * tail > alpha / top]   # Pr[C_m >= 1] <= L·Pr[N >= m] <= α/top: C_m⁺ = 0
     full = L * tail >= inside             # the quantile is at least the mean: min(|H|, ·) = |H|
     rest = tail[~full]
     # the 1 − α/top binomial quantile (bdtrik inverts the regularized incomplete beta in k)
@@ -440,8 +440,9 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
     Each value has X_v >= 1 distinct columns, l·D − R of them in all with R the repeats
     (Poisson, mean D·l(l − 1)/(2L), bounded above at α/2); at most :func:`_slots_upper` of
     them (at α/2) lie in the columns of H however H was chosen, and each slot outside holds a user
-    of its own. So l·D − R⁺ − top⁺(D) <= U, which increases in D: the largest D that satisfies it
-    (bisection) is the bound (∞ if no D in [0, 2^50] fails it).
+    of its own. So l·D − R⁺ − top⁺(D) <= U, which increases in D: the bound is a D that fails it
+    just above the largest that satisfies it (Brent's method on a bracket found by doubling; ∞
+    if no D in [0, 2^50] fails it).
 
     Parameters
     ----------
@@ -486,12 +487,11 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
         lo, hi = hi, min(2 * hi, cap)
     else:
         return math.inf
-    for _ in range(64):                   # bisection, each step halves hi − lo
-        if hi - lo <= max(3e-3 * hi, 0.5):
-            break
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
-    return hi
+    if hi - lo <= max(3e-3 * hi, 0.5):
+        return hi
+    root = optimize.brentq(excess, lo, hi, xtol=0.25, rtol=2e-4)    # |root − D*| <= 0.25 + 2e-4·root
+    above = root + 0.5 + 5e-4 * root
+    return above if above < hi and excess(above) > 0 else hi       # a D that fails: D* below it
 
 
 def upper_bound(observed: Observed, alpha: float, cap: float | None = None,

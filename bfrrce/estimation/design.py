@@ -123,9 +123,10 @@ class Observed:
         return moments.second_moment(self.t_hat, self.variance, self.design.n, self.design.p, self.design.q)
 
     @functools.cached_property
-    def pvalues(self) -> np.ndarray:
-        """:func:`.occupancy.null_pvalues` of the columns (float, L)."""
-        return occupancy.null_pvalues(self.counts, self.design.n, self.design.q)
+    def passing(self) -> np.ndarray:
+        """:func:`.occupancy.passing_columns`: the columns whose p-value of "empty" is at most
+        u, for every u of :data:`.occupancy.P_GRID` (int)."""
+        return occupancy.passing_columns(self.counts, self.design.n, self.design.q)
 
 
 @dataclass(frozen=True)

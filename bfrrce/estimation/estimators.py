@@ -156,7 +156,7 @@ def _visible_count(observed):
     draw, and details."""
     d = observed.design
     L, l = d.L, d.l
-    k, k_se = occupancy.occupied_columns(observed.pvalues, observed.counts, d.n, d.q, d.p)
+    k, k_se = occupancy.occupied_columns(observed.passing, observed.counts, d.n, d.q, d.p)
     visible = occupancy.values_from_empty(max(L - k, 0.5) / L, L, l) + 0.0     # + 0.0: no −0.0
     slope = occupancy.values_slope(L - k, L, l)
     hash_se = math.sqrt(occupancy.occupancy_variance(visible, L, l)) * slope
@@ -205,14 +205,15 @@ def estimate_corrected(observed: Observed, candidates: Candidates) -> PointEstim
     n_candidates = len(candidates.positions)
     touched = candidates.multiplicity > 0
     m = candidates.multiplicity[touched]
-    k, k_se = occupancy.occupied_columns(observed.pvalues[touched], observed.counts[touched], d.n, d.q, d.p)
+    k, k_se = occupancy.occupied_columns(occupancy.passing_columns(observed.counts[touched], d.n, d.q),
+                                     observed.counts[touched], d.n, d.q, d.p)
     x = _present_fraction(m.size - k, m)
     slope = 1 / max(np.sum(m * (1 - x) ** np.maximum(m - 1, 0)), 1e-12)
     details = {"occupied_columns": k, "columns": int(m.size),
                "saturated": (m.size - k) / m.size < SATURATED_BELOW}
     luck_se = n_candidates * slope * math.sqrt(_empty_luck_variance(m, x, n_candidates))
     return _combined(observed, n_candidates * x, n_candidates * k_se * slope, luck_se, details,
-                     lambda: occupancy.occupied_columns(observed.pvalues, observed.counts, d.n, d.q, d.p))
+                     lambda: occupancy.occupied_columns(observed.passing, observed.counts, d.n, d.q, d.p))
 
 
 def estimate_paper(observed: Observed, candidates: Candidates, threshold: float = 0.5) -> PointEstimate:

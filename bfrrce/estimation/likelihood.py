@@ -48,7 +48,7 @@ from . import moments
 if TYPE_CHECKING:
     from .design import Design
 
-BIN_SIGMAS = 8          # counts are grouped in bins of σ₀/8, σ₀ the sd of an empty column's sum
+BIN_SIGMAS = 8          # counts are grouped in bins of an eighth of a one-value column's sd there
 TAIL_SIGMAS = 6         # components k <= λ + 6√λ + 3 (the rest weigh < e^{-18} at λ <= 8)
 MIN_CORRECTION = 1e-3   # floor of the Edgeworth factor (it turns negative far in the tails)
 COLLAPSE_ABOVE = 8.0    # values per column beyond which the Poisson mixture is one component
@@ -155,18 +155,37 @@ class EqualFrequency(NamedTuple):
     """Its standard deviation, (Σ_j Pr[k_j >= 1 | c_j](1 − Pr[k_j >= 1 | c_j]))^{1/2}."""
 
 
+def _count_bins(counts: np.ndarray, n: int, p: float, q: float) -> np.ndarray:
+    """The bin of each column sum: bins of width w(c) = max(s(c)/:data:`BIN_SIGMAS`, 1), s(c)
+    the sd of a column's sum at c when it holds t = (c − nq)/(p − q) users,
+    s² = nq(1 − q) + B·(c − nq)⁺ with B = (p(1 − p) − q(1 − q))/(p − q) (taken >= 0): the
+    integer part of g(c) = ∫ dc/w(c), which is 8u/s₁ up to u* = (c − nq at s = s₁) and
+    8u*/s₁ + 16(s(c) − s₁)/B above, u = c − nq, s₁ = max(s₀, 8). A bin spans an eighth of
+    the sd of the laws that meet there (σ₀/8 among the empty columns, wider among heavy
+    ones, one count where s < 8), so reading it at its mean count changes the log-likelihood
+    by O(1/128) of a count's curvature."""
+    a, b = n * q * (1 - q), max((p * (1 - p) - q * (1 - q)) / (p - q), 0.0)
+    low = max(math.sqrt(a), BIN_SIGMAS)
+    u = counts - n * q
+    if b == 0:
+        return np.floor(BIN_SIGMAS * u / low)
+    knee = max((low * low - a) / b, 0.0)
+    above = BIN_SIGMAS * knee / low + 2 * BIN_SIGMAS * (np.sqrt(a + b * np.maximum(u, knee)) - low) / b
+    return np.floor(np.where(u <= knee, BIN_SIGMAS * u / low, above))
+
+
 class _Likelihood:
     """−log-likelihood of the model at many values of log D at once, for one set of column sums:
-    the counts grouped in bins of σ₀/8 (when σ₀ >= 16), the exact law of the empty columns
-    computed once. Where λ > :data:`COLLAPSE_ABOVE`, the column mass (k values of f = N/D users
+    the counts grouped in bins (:func:`_count_bins`) read at their mean, the exact law of the
+    empty columns computed once. Where λ > :data:`COLLAPSE_ABOVE`, the column mass (k values of f = N/D users
     each, k ~ Poisson(λ)) is taken as one component with its first three cumulants, λf,
     λ(f² + φf) and λ(f³ + 3φf² + φf), instead of a mixture over k."""
 
     def __init__(self, counts, design, mass, *, pinned=False, dispersion=None):
         n, p, q, L, l = design.n, design.p, design.q, design.L, design.l
-        width = max(int(math.sqrt(n * q * (1 - q)) / BIN_SIGMAS), 1)
-        bins, self.weights = np.unique(np.asarray(counts) // width, return_counts=True)
-        self.values = bins * width + (width - 1) / 2
+        counts = np.asarray(counts)
+        _, index, self.weights = np.unique(_count_bins(counts, n, p, q), return_inverse=True, return_counts=True)
+        self.values = np.bincount(index.reshape(-1), weights=counts.astype(float)) / self.weights
         self.empty = stats.binom.logpmf(np.round(self.values), n, q)
         self.n, self.p, self.q, self.L, self.l, self.mass = n, p, q, L, l, mass
         # a value's l hashes may repeat a column: X = its distinct columns has mean L·P₁ and

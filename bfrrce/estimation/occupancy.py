@@ -49,6 +49,48 @@ def null_pvalues(counts: ArrayLike, n: int, q: float) -> np.ndarray:
     return stats.binom.sf(distinct - 1, n, q)[index.reshape(-1)]
 
 
+def critical_counts(n: int, q: float) -> np.ndarray:
+    """The smallest column sum whose p-value (:func:`null_pvalues`) is at most u, for every u
+    of :data:`P_GRID`: 1 + the inverse survival function of Binomial(n, q) (non-increasing in u).
+
+    Parameters
+    ----------
+    n : int
+        Number of reports.
+    q : float
+        Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    return stats.binom.isf(P_GRID, n, q) + 1
+
+
+def passing_columns(counts: ArrayLike, n: int, q: float) -> np.ndarray:
+    """R(u), the number of columns whose p-value (:func:`null_pvalues`) is at most u, for
+    every u of :data:`P_GRID`: the columns at or above :func:`critical_counts` (L·log|grid|
+    comparisons, no p-value computed).
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Column sums.
+    n : int
+        Number of reports.
+    q : float
+        Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    numpy.ndarray of int
+        (|P_GRID|,), non-decreasing.
+    """
+    ascending = critical_counts(n, q)[::-1]
+    met = np.searchsorted(ascending, np.asarray(counts), side="right")  # c_j passes the last `met` u
+    return np.cumsum(np.bincount(met, minlength=P_GRID.size + 1)[::-1])[:P_GRID.size]
+
+
 @functools.lru_cache(maxsize=4096)
 def _empty_quantiles(level: float, size: int) -> np.ndarray:
     """The ``level`` quantile of Binomial(size, u) for every u of ``P_GRID`` (cached: estimates
@@ -58,7 +100,7 @@ def _empty_quantiles(level: float, size: int) -> np.ndarray:
     return out
 
 
-def _occupied(pvalues, level):
+def _occupied(passing, L, level):
     """K with K = max_u R(u) − quantile_level(Binomial(L − K, u)), iterated up from K = 0.
 
     Each step is a lower bound on the true K whenever the quantiles bound the empty columns
@@ -66,9 +108,7 @@ def _occupied(pvalues, level):
     increases to the largest K the inequalities imply and stops. Returns (K, u at the maximum,
     R(u)).
     """
-    pv = np.sort(pvalues)
-    L = pv.size
-    below = np.searchsorted(pv, P_GRID, side="right")
+    below = np.asarray(passing)
     k, best = 0, 0
     while True:
         gains = below - _empty_quantiles(level, L - k)
@@ -79,13 +119,15 @@ def _occupied(pvalues, level):
         k = nxt
 
 
-def occupied_columns_lower(pvalues: np.ndarray, alpha: float) -> int:
+def occupied_columns_lower(passing: np.ndarray, L: int, alpha: float) -> int:
     """Lower confidence bound on the number of occupied columns, level 1 − α, any data.
 
     Parameters
     ----------
-    pvalues : numpy.ndarray
-        :func:`null_pvalues` of the columns.
+    passing : numpy.ndarray
+        :func:`passing_columns` of the columns.
+    L : int
+        Number of columns.
     alpha : float
         Error probability.
 
@@ -98,10 +140,10 @@ def occupied_columns_lower(pvalues: np.ndarray, alpha: float) -> int:
     N. Meinshausen, J. Rice, "Estimating the proportion of false null hypotheses among a large
     number of independently tested hypotheses", Ann. Statist. 34(1), 2006.
     """
-    return _occupied(pvalues, 1 - alpha / P_GRID.size)[0]
+    return _occupied(passing, L, 1 - alpha / P_GRID.size)[0]
 
 
-def occupied_columns(pvalues: np.ndarray, counts: ArrayLike, n: int, q: float, p: float,
+def occupied_columns(passing: np.ndarray, counts: ArrayLike, n: int, q: float, p: float,
                      alpha: float = 0.05) -> tuple[float, float]:
     """Estimate K̂ of the number of occupied columns and its standard error.
 
@@ -117,8 +159,8 @@ def occupied_columns(pvalues: np.ndarray, counts: ArrayLike, n: int, q: float, p
 
     Parameters
     ----------
-    pvalues : numpy.ndarray
-        :func:`null_pvalues` of the columns.
+    passing : numpy.ndarray
+        :func:`passing_columns` of the columns.
     counts : array_like of int
         Column sums.
     n : int
@@ -135,7 +177,7 @@ def occupied_columns(pvalues: np.ndarray, counts: ArrayLike, n: int, q: float, p
     """
     counts = np.asarray(counts)
     L = counts.size
-    _, u, r = _occupied(pvalues, 1 - alpha / P_GRID.size)
+    _, u, r = _occupied(passing, L, 1 - alpha / P_GRID.size)
     k = min(max((r - L * u) / (1 - u), 0.0), float(L))
     cut = stats.binom.isf(u, n, q) + 1
     s = np.sqrt(debias_counts(counts, n, p, q)[1]) * (p - q)

@@ -28,6 +28,19 @@ def test_null_pvalues_are_super_uniform():
         assert np.mean(pv <= u) <= u + 5 * math.sqrt(u * (1 - u) / size)
 
 
+@pytest.mark.parametrize("n, q", [(10 ** 7, 0.12), (1000, 0.3), (50, 0.01), (10 ** 6, 3e-4)])
+def test_passing_columns_count_the_pvalues_below_each_threshold(n, q):
+    """R(u) from the critical counts equals the count of exact p-values <= u, including sums
+    at and next to every critical count."""
+    rng = np.random.default_rng(4)
+    crit = occupancy.critical_counts(n, q)
+    counts = np.concatenate([rng.binomial(n, q, 5000), rng.integers(0, n + 1, 200),
+                             (crit + np.arange(-2, 3)[:, None]).ravel()]).clip(0, n).astype(np.int64)
+    pv = occupancy.null_pvalues(counts, n, q)
+    expected = [np.count_nonzero(pv <= u) for u in occupancy.P_GRID]
+    np.testing.assert_array_equal(occupancy.passing_columns(counts, n, q), expected)
+
+
 def test_fill_inversion_is_exact_without_noise():
     L, l = 1024, 2
     for D in (1, 37, 500, 5000):
@@ -68,8 +81,8 @@ def test_occupied_columns_lower_bound_holds():
         counts = rng.integers(1, 120, 60)
         agg = mech.simulate(values, rng=rng, counts=counts)
         k_true = np.count_nonzero(mech.bloom.column_counts(mech.bloom.positions(values), counts))
-        pvalues = occupancy.null_pvalues(agg.counts, agg.n, mech.q)
-        misses += occupancy.occupied_columns_lower(pvalues, 0.05) > k_true
+        passing = occupancy.passing_columns(agg.counts, agg.n, mech.q)
+        misses += occupancy.occupied_columns_lower(passing, mech.L, 0.05) > k_true
     assert 1 - misses / runs >= nominal(runs)
 
 
