@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .design import Design
 
 BIN_SIGMAS = 8          # counts are grouped in bins of an eighth of a one-value column's sd there
+BINCOUNT_RANGE = 4      # bins counted directly while their range is below this many per column
 TAIL_SIGMAS = 6         # components k <= λ + 6√λ + 3 (the rest weigh < e^{-18} at λ <= 8)
 MIN_CORRECTION = 1e-3   # floor of the Edgeworth factor (it turns negative far in the tails)
 COLLAPSE_ABOVE = 8.0    # values per column beyond which the Poisson mixture is one component
@@ -106,30 +107,43 @@ def column_log_law(c: np.ndarray, t: np.ndarray, n: int, p: float, q: float,
     W. Feller, *An Introduction to Probability Theory and Its Applications* II, ch. XVI
     (Edgeworth expansion).
     """
-    t = np.asarray(t, dtype=float)
+    out, factor = _column_law_parts(c, np.asarray(t, dtype=float), n, p, q, dispersion)
+    out += np.log(factor, out=factor)
+    return out
+
+
+def _column_law_parts(c, t, n, p, q, dispersion):
+    """:func:`column_log_law` as :func:`_edgeworth_parts` (the log of the normal density and
+    the correction factor)."""
     mean = t * p + (n - t) * q
     var = t * p * (1 - p) + (n - t) * q * (1 - q) + dispersion * (p - q) ** 2 * t
     third = (t * p * (1 - p) * (1 - 2 * p) + (n - t) * q * (1 - q) * (1 - 2 * q)
              + dispersion * (p - q) ** 3 * t)
-    return _edgeworth_log_density(c, mean, var, third)
+    return _edgeworth_parts(c, mean, var, third)
 
 
 def _edgeworth_log_density(c, mean, var, third):
     """log[φ(z)(1 + κ₃/(6σ³)(z³ − 3z))/σ], the correction floored at :data:`MIN_CORRECTION`, for
     every c (U,) against every law with mean, variance σ² and third cumulant κ₃ (K,): (U, K)."""
+    out, factor = _edgeworth_parts(c, mean, var, third)
+    out += np.log(factor, out=factor)
+    return out
+
+
+def _edgeworth_parts(c, mean, var, third):
+    """log[φ(z)/σ] and the floored correction 1 + κ₃/(6σ³)(z³ − 3z) apart, (U, K) each (a
+    caller that exponentiates saves the logarithm of the correction)."""
     z = np.asarray(c, dtype=float)[:, None] - mean
     z *= 1 / np.sqrt(var)
     z2 = z * z
-    out = z2 - 3                              # in place from here: this is the estimate's hot loop
-    out *= z
-    out *= third / var ** 1.5 / 6
-    out += 1
-    np.maximum(out, MIN_CORRECTION, out=out)
-    np.log(out, out=out)
-    z2 *= 0.5
-    out -= z2
-    out -= 0.5 * np.log(2 * math.pi * var)
-    return out
+    factor = z2 - 3                           # in place from here: this is the estimate's hot loop
+    factor *= z
+    factor *= third / var ** 1.5 / 6
+    factor += 1
+    np.maximum(factor, MIN_CORRECTION, out=factor)
+    z2 *= -0.5
+    z2 -= 0.5 * np.log(2 * math.pi * var)
+    return z2, factor
 
 
 class EqualFrequency(NamedTuple):
@@ -184,8 +198,15 @@ class _Likelihood:
     def __init__(self, counts, design, mass, *, pinned=False, dispersion=None):
         n, p, q, L, l = design.n, design.p, design.q, design.L, design.l
         counts = np.asarray(counts)
-        _, index, self.weights = np.unique(_count_bins(counts, n, p, q), return_inverse=True, return_counts=True)
-        self.values = np.bincount(index.reshape(-1), weights=counts.astype(float)) / self.weights
+        bins = _count_bins(counts, n, p, q).astype(np.int64)
+        bins -= bins.min()
+        if bins.max() > BINCOUNT_RANGE * bins.size:    # sparse bins (symmetric flips: B = 0)
+            _, bins = np.unique(bins, return_inverse=True)
+            bins = bins.reshape(-1)
+        weights = np.bincount(bins)
+        used = weights > 0
+        self.weights = weights[used]
+        self.values = np.bincount(bins, weights=counts.astype(float))[used] / self.weights
         self.empty = stats.binom.logpmf(np.round(self.values), n, q)
         self.n, self.p, self.q, self.L, self.l, self.mass = n, p, q, L, l, mass
         # a value's l hashes may repeat a column: X = its distinct columns has mean L·P₁ and
@@ -224,15 +245,16 @@ class _Likelihood:
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         k = np.arange(point.size) - starts[point]
         log_prior = k * np.log(lam[point]) - lam[point] - special.gammaln(k + 1)
-        law = np.empty((self.values.size, point.size))
-        empty = k == 0
-        law[:, empty] = self.empty[:, None]
-        law[:, ~empty] = column_log_law(self.values, np.minimum(k[~empty] * f[point[~empty]], self.n),
+        # log φ(z)/σ and the Edgeworth factor of every (count, k) pair; k = 0 takes the exact law
+        law, factor = _column_law_parts(self.values, np.minimum(k * f[point], self.n),
                                         self.n, self.p, self.q, self.dispersion)
+        law[:, starts] = self.empty[:, None]
+        factor[:, starts] = 1.0
         law += log_prior
-        top = np.maximum.reduceat(law, starts, axis=1)
+        top = np.maximum.reduceat(law, starts, axis=1)      # of the normal part: the factor is >= 10^-3
         law -= top[:, point]
         np.exp(law, out=law)
+        law *= factor
         total = np.add.reduceat(law, starts, axis=1)
         out = -(self.weights @ (top + np.log(total)))
         if not self.pinned:
