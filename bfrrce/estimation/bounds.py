@@ -17,7 +17,9 @@ upper
     in H alone (the selection bias of the threshold added back, :func:`users_outside_upper`);
     each value puts a user in each of its distinct columns and, hashed at random, can be
     crowded into H only as far as the fullest |H| columns of a random hashing hold
-    (:func:`values_upper_by_slots`); D <= N always.
+    (:func:`values_upper_by_slots`), or, where the columns of H hold many times the users a
+    column needs to pass, only at the rate |H|/L beside the values that fill them
+    (:func:`values_upper_certified`); D <= N always.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from protocols.core.lazy import optimize, special, stats
+from protocols.core.lazy import special, stats
 from protocols.core.perturbation import count_variance
 
 from . import moments, occupancy
@@ -38,6 +40,9 @@ from .design import Design, Observed
 THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one no empty column passes
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.9       # ... for the users outside (the rest for the values' slots)
+CERTIFY_MASSES = (0.25, 0.5, 1.0)   # F of values_upper_certified, shares of the users at the threshold
+CERTIFY_SHARE = 0.5    # share of the slots' level for values_upper_certified (the rest: by slots)
+CERTIFY_TERMS = 256    # r = 1 … this at most in light_only_columns
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
 OWN_SHARE = 0.75       # share of α for the sums as reported when degraded laws are also tried
@@ -426,10 +431,7 @@ def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> fl
     tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
     tail = tail[L * tail > alpha / top]   # Pr[C_m >= 1] <= L·Pr[N >= m] <= α/top: C_m⁺ = 0
     full = L * tail >= inside             # the quantile is at least the mean: min(|H|, ·) = |H|
-    rest = tail[~full]
-    # the 1 − α/top binomial quantile (bdtrik inverts the regularized incomplete beta in k)
-    quantile = np.ceil(special.bdtrik(1 - alpha / top, L, rest))
-    quantile[np.isnan(quantile)] = 0.0              # Pr[no such column] >= 1 − α/top: bdtrik gives up
+    quantile = occupancy.binomial_upper(alpha / top, L, tail[~full])
     return float(inside * np.count_nonzero(full) + np.sum(np.minimum(inside, quantile)))
 
 
@@ -440,9 +442,8 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
     Each value has X_v >= 1 distinct columns, l·D − R of them in all with R the repeats
     (Poisson, mean D·l(l − 1)/(2L), bounded above at α/2); at most :func:`_slots_upper` of
     them (at α/2) lie in the columns of H however H was chosen, and each slot outside holds a user
-    of its own. So l·D − R⁺ − top⁺(D) <= U, which increases in D: the bound is a D that fails it
-    just above the largest that satisfies it (Brent's method on a bracket found by doubling; ∞
-    if no D in [0, 2^50] fails it).
+    of its own. So l·D − R⁺ − top⁺(D) <= U, which increases in D: the largest D that satisfies it
+    (bisection) is the bound (∞ if no D in [0, 2^50] fails it).
 
     Parameters
     ----------
@@ -470,15 +471,28 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
     bound = users_out if callable(users_out) else (lambda d, u=users_out: u)
 
     def excess(d):
-        repeats = float(stats.poisson.isf(alpha / 2, d * l * (l - 1) / (2 * L))) if l > 1 else 0.0
-        return l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2) - max(bound(d), 0.0)
+        return l * d - _repeats_upper(d, L, l, alpha / 2) - _slots_upper(d, inside, L, l, alpha / 2) \
+            - max(bound(d), 0.0)
 
     if inside >= L:
         return math.inf
+    return _largest_satisfying(excess, min(max(bound(0.0), 0.0) / l, cap), inside + 1.0, cap)
+
+
+def _repeats_upper(values: float, L: int, l: int, alpha: float) -> float:
+    """Upper confidence bound on R, the hashes of ``values`` values that repeat one of the same
+    value's columns (Poisson, mean D·l(l − 1)/(2L); 0 for l = 1)."""
+    return float(stats.poisson.isf(alpha, values * l * (l - 1) / (2 * L))) if l > 1 else 0.0
+
+
+def _largest_satisfying(excess: Callable[[float], float], lo: float, step: float, cap: float) -> float:
+    """The least D found to fail ``excess(D) <= 0`` above ``lo`` (which satisfies it): doubling
+    from lo + ``step`` to a failing D, then bisection to 0.3% (``cap`` if it satisfies it; ∞ if
+    no D up to 2^50 fails). ``excess`` is non-decreasing."""
     if math.isfinite(cap) and excess(cap) <= 0:
         return cap
-    lo = min(max(bound(0.0), 0.0) / l, cap)          # l·D − R − top <= l·D = U(0) <= U(D) there
-    hi = min(lo + inside + 1.0, cap)
+    lo = min(lo, cap)
+    hi = min(lo + step, cap)
     for _ in range(64):                   # doubling stops at the cap (excess(cap) > 0 there)
         if excess(hi) > 0:
             break
@@ -487,11 +501,129 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
         lo, hi = hi, min(2 * hi, cap)
     else:
         return math.inf
-    if hi - lo <= max(3e-3 * hi, 0.5):
-        return hi
-    root = optimize.brentq(excess, lo, hi, xtol=0.25, rtol=2e-4)    # |root − D*| <= 0.25 + 2e-4·root
-    above = root + 0.5 + 5e-4 * root
-    return above if above < hi and excess(above) > 0 else hi       # a D that fails: D* below it
+    for _ in range(64):                   # bisection, each step halves hi − lo
+        if hi - lo <= max(3e-3 * hi, 0.5):
+            break
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
+    return hi
+
+
+def light_only_columns(inside_counts: np.ndarray, light: float, values: float, *, n: int, p: float,
+                       q: float, L: int, l: int, alpha: float) -> float:
+    """Upper confidence bound on the columns of H that hold no value of ``light`` = F users or
+    more, with at most ``values`` values of fewer.
+
+    Such a column with at most r − 1 of those values holds t < (r − 1)F users, so its sum passes
+    κ_r = nq + (p − q)(r − 1)F + z·Var(c | t = (r − 1)F)^{1/2} (z at α/(2RL), normal
+    approximation) in none of the L columns but with probability α/(2R); one with r or more is
+    among the C_r columns that r of the light values' slots share, C_r⁺ its binomial quantile
+    at α/(2R) as in :func:`_slots_upper`. So for every r: at most #{j ∈ H : c_j <= κ_r} + C_r⁺,
+    and the bound is the least over r = 1 … R, R = :data:`CERTIFY_TERMS` (Bonferroni over r;
+    it is sought only up to the first r with C_r⁺ = 0 and the first κ_r above every sum,
+    beyond which the bound cannot fall).
+
+    Parameters
+    ----------
+    inside_counts : numpy.ndarray
+        The sums of the columns of H.
+    light : float
+        F, the users below which a value is light.
+    values : float
+        An upper bound on the number of light values.
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L, l : int
+        Filter size and hashes per value.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    float
+    """
+    inside = np.sort(np.asarray(inside_counts))
+    if not inside.size:
+        return 0.0
+    a = alpha / (2 * CERTIFY_TERMS)                                  # each κ_r and each C_r⁺
+    r = np.arange(1, CERTIFY_TERMS + 1)
+    tail = special.pdtrc(r - 1, l * values / L)                      # Pr[a column has >= r slots]
+    none = np.flatnonzero(L * tail <= a)       # C_r⁺ = 0 from here: larger r only certify fewer
+    r = r[:none[0] + 1] if none.size else r
+    r = r[:max(int((inside[-1] - n * q) / ((p - q) * light)) + 2, 1)]  # κ_r beyond the fullest sum
+    users = (r - 1) * light
+    kappa = n * q + (p - q) * users - float(special.ndtri(a / L)) * np.sqrt(count_variance(np.minimum(users, n), n, p, q))
+    uncertified = np.searchsorted(inside, kappa, side="right")
+    shared = np.where(L * tail[:r.size] > a, occupancy.binomial_upper(a, L, tail[:r.size]), 0.0)
+    return float(np.min(np.minimum(uncertified + shared, inside.size)))
+
+
+def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: int, p: float, q: float,
+                           L: int, l: int, tau: float, alpha: float, cap: float) -> float:
+    """Most values when the columns of H are mostly certified to hold a value of many users.
+
+    For F of :data:`CERTIFY_MASSES` (shares of the users (τ − nq)/(p − q) at the threshold;
+    Bonferroni over them): heavy values (F users or more) occupy the columns A at random, A
+    within H but for at most U/F columns outside (each holds F users outside H), so they number
+    at most the collision law's bound for |H| + ⌈U/F⌉ occupied columns
+    (:func:`.occupancy.values_upper_by_collisions`). The light ones are hashed independently of A: their slots
+    in A are at most a binomial quantile of l·D_L slots at rate (|H| + ⌈U/F⌉)/L; those in the
+    columns of H without a heavy value are at most :func:`_slots_upper` of those columns
+    (:func:`light_only_columns`, at D_L <= ``cap``); the rest, outside H, hold a user each. So
+    l·D_L − R⁺ − Bin⁺ − top⁺ <= U bounds D_L. Where every column of H holds many more users than
+    F, the light values enter H only at its rate |H|/L instead of crowding into its columns
+    (:func:`values_upper_by_slots`). Not in the exact regime (the certification reads sums by
+    their normal approximation).
+
+    Parameters
+    ----------
+    users_out : float
+        U⁺, the upper bound on the users outside H.
+    inside_counts : numpy.ndarray
+        The sums of the columns of H.
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L, l : int
+        Filter size and hashes per value.
+    tau : float
+        τ, the threshold of H.
+    alpha : float
+        Error probability.
+    cap : float
+        A bound on D that holds at its own level (the slots' bound): the search stops there.
+
+    Returns
+    -------
+    float
+    """
+    inside = int(np.size(inside_counts))
+    at_threshold = max((tau - n * q) / (p - q), 1.0)
+    best, a = cap, alpha / len(CERTIFY_MASSES)
+    if inside >= L or not math.isfinite(cap) or users_out < 0:
+        return best
+    for share in CERTIFY_MASSES:
+        light = max(share * at_threshold, 1.0)
+        occupied = inside + math.ceil(users_out / light)
+        if occupied >= L or (occupied + users_out) / l >= best:     # at least occupied/l + U/l
+            continue
+        heavy = float(occupancy.values_upper_by_collisions(occupied, L, l, a / 4))
+        rate = occupied / L
+        if heavy + users_out / (l * (1 - rate)) - 1 >= best:    # the light ones alone, at their rate
+            continue
+        crowded = int(light_only_columns(inside_counts, light, cap, n=n, p=p, q=q, L=L, l=l, alpha=a / 4))
+
+        def excess(d, crowded=crowded, rate=rate):
+            slots = l * d
+            in_a = float(occupancy.binomial_upper(a / 8, math.ceil(slots), rate))
+            in_rest = _slots_upper(d, crowded, L, l, a / 16) if crowded else 0.0
+            return slots - _repeats_upper(d, L, l, a / 16) - in_a - in_rest - users_out
+
+        best = min(best, heavy + _largest_satisfying(excess, users_out / l, crowded + 1.0, best - heavy))
+    return best
 
 
 def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
@@ -545,10 +677,14 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
             extra = shift(inside)
             users_out = ((lambda v, f=users_out, x=extra: f(v) + x) if callable(users_out)
                          else users_out + extra)
-        values = values_upper_by_slots(users_out, inside, L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * a,
+        slots = (1 - MASS_SHARE - FALSE_POSITIVE) * a
+        values = values_upper_by_slots(users_out, inside, L, l, (1 - CERTIFY_SHARE) * slots,
                                        cap=min(float(cap), best))       # no search past the best
         if callable(users_out):
             users_out = users_out(min(values, float(cap)))
+        else:
+            values = values_upper_certified(users_out, counts[counts > tau], n=n, p=p, q=q, L=L, l=l, tau=tau,
+                                            alpha=CERTIFY_SHARE * slots, cap=values)
         if values < best:
             best, chosen = values, {"tau": float(tau), "columns_in": inside,
                                     "users_out_upper": users_out, "users_out_by": way}

@@ -294,3 +294,74 @@ def values_upper(occupied: int, L: int, l: int, alpha: float) -> float:
     if empty <= 0:
         return math.inf
     return values_from_empty(special.betaincinv(empty, L - empty + 1, alpha), L, l)
+
+
+def binomial_upper(alpha: float, trials: ArrayLike, prob: ArrayLike) -> np.ndarray:
+    """The 1 − α quantile of Binomial(trials, prob), the least k with Pr[X <= k] >= 1 − α
+    (elementwise): the ceiling of the continuous k that ``scipy.special.bdtrik`` finds (its
+    incomplete-beta form is increasing in k and is the CDF at integers), 0 where it gives up
+    (Pr[X = 0] >= 1 − α), without the per-call cost of ``scipy.stats``.
+
+    Parameters
+    ----------
+    alpha : float
+        Error probability.
+    trials, prob : array_like
+        The laws.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    out = np.ceil(special.bdtrik(1 - alpha, trials, prob))
+    return np.where(np.isnan(out), 0.0, out)
+
+
+def values_upper_by_collisions(occupied: int, L: int, l: int, alpha: float) -> float:
+    """Most values whose hashes all land in ``occupied`` columns, at level α, by their collisions:
+    sharper than :func:`values_upper` where the filter is sparse, which it falls back to.
+
+    Hashing the s = lD slots one by one, slot i lands in a column already taken with probability
+    at most π_i = min((i − 1)/L, 1) whatever came before, so the collisions C = s − (columns
+    taken) are stochastically below a sum of independent Bernoulli(π_i), whose upper tail is below
+    that of Binomial(s, μ/s) at the same mean μ = Σ_i π_i beyond μ + 1 (Hoeffding 1956). So
+    s − C⁺(s) <= ``occupied`` with C⁺ that binomial's 1 − α quantile; s − C⁺ increases up to
+    s = L and then stays near L/2 (μ = s − (L − 1)/2, sd at most (L/2)^{1/2}), above
+    ``occupied`` when that is at most L/4 and L >= 1024: there the bound is the first D that
+    fails. Where the empty count's binomial law (:func:`values_upper`) is loose by the factor
+    (L/D)^{1/2} in standard deviation (D ≪ L), this one is not.
+
+    Parameters
+    ----------
+    occupied : int
+        Occupied columns.
+    L, l : int
+        Filter size and hashes per value.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    float
+        The smaller of this bound and :func:`values_upper` (each at α/2).
+
+    References
+    ----------
+    W. Hoeffding, "On the distribution of the number of successes in independent trials",
+    Ann. Math. Statist. 27(3), 1956.
+    """
+    fallback = values_upper(occupied, L, l, alpha / 2)
+    if occupied > L / 4 or L < 1024:
+        return values_upper(occupied, L, l, alpha)
+
+    def fails(s):                          # s − C⁺(s) > K at slot counts s (s <= L)
+        return s - binomial_upper(alpha / 2, s, np.maximum(s - 1, 0) / (2 * L)) > occupied
+
+    lo, hi = float(occupied), float(math.ceil(min(fallback * l, L)))
+    if hi <= lo or not fails(np.array([hi]))[0]:
+        return fallback
+    while hi - lo > 1:                     # the first failing s, on grids of 16 steps
+        grid = np.unique(np.round(np.linspace(lo, hi, 17)))
+        first = int(np.argmax(fails(grid)))
+        lo, hi = (grid[first - 1], grid[first]) if first > 0 else (lo, grid[0])
+    return min(hi / l, fallback)

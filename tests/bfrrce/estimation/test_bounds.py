@@ -291,3 +291,53 @@ def test_second_moment_bound_holds_with_few_users():
     misses = sum(mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, D), rng=rng,
                                              counts=np.full(D, 5))).lower > D for _ in range(runs))
     assert misses / runs <= 0.025 + 5 * math.sqrt(0.025 * 0.975 / runs)
+
+
+@pytest.mark.parametrize("heavy, light_share, light_values, l", [
+    ((200, 1000), 0.25, 800, 1),      # light values just below the smallest F pair up into H
+    ((200, 1000), 1.0, 300, 1),       # ... just below the largest F
+    ((500, 200), None, 0, 1),         # the named case: every value far above the threshold
+    ((100, 2000), None, 3000, 1),     # singletons under a heavy head
+    ((150, 1000), 0.5, 400, 2),
+])
+def test_certified_bound_holds_for_light_values_that_crowd_into_h(heavy, light_share, light_values, l):
+    """values_upper_certified with the true users outside H at α = 0.05, capped by the slots'
+    bound at α = 0.05 (which it needs as a bound on the light values), is below D in at most
+    0.1 + 3 binomial sd of 200 runs, where the light values are the ones its argument fears
+    most: just below F, so that a few in one column look like a heavy value, or singletons that
+    hide in the heavy values' columns at their rate."""
+    mech = BFRRCE(epsilon=8.0, L=1024, l=l)
+    D_heavy, f_heavy = heavy
+    n_guess = D_heavy * f_heavy
+    tau = bounds.null_quantile(bounds.FALSE_POSITIVE * 0.05 / mech.L, n_guess, mech.q)
+    at_threshold = (tau - n_guess * mech.q) / (mech.p - mech.q)
+    f_light = max(int(light_share * at_threshold) - 1, 1) if light_share else 1
+    counts = np.concatenate([np.full(D_heavy, f_heavy), np.full(light_values, f_light)]).astype(np.int64)
+    n, D = int(counts.sum()), counts.size
+    tau = bounds.null_quantile(bounds.FALSE_POSITIVE * 0.05 / mech.L, n, mech.q)
+    rng = np.random.default_rng(D + l)
+    alpha, runs, missed = 0.05, 200, 0
+    for _ in range(runs):
+        values = rng.integers(0, 2 ** 62, D)
+        t = mech.bloom.column_counts(mech.bloom.positions(values), counts)
+        agg = mech.simulate(values, counts=counts, rng=rng)
+        inside = agg.counts > tau
+        users_out = float(t[~inside].sum())
+        cap = bounds.values_upper_by_slots(users_out, int(inside.sum()), mech.L, l, alpha)
+        bound = bounds.values_upper_certified(users_out, agg.counts[inside], n=n, p=mech.p, q=mech.q,
+                                              L=mech.L, l=l, tau=tau, alpha=alpha, cap=cap)
+        missed += bound < D
+    assert missed / runs <= 2 * alpha + 3 * math.sqrt(2 * alpha * (1 - 2 * alpha) / runs)
+
+
+@pytest.mark.parametrize("D, L, l", [(216, 4096, 1), (40, 1024, 1), (120, 1024, 2), (500, 1024, 1)])
+def test_collision_bound_holds_over_hash_draws(D, L, l):
+    """values_upper_by_collisions(occupied) >= D in at least 1 − α of 1,000 hash draws (α =
+    0.05, 3 binomial sd), in the sparse regime it is built for and the dense one it falls back in."""
+    rng = np.random.default_rng(D * l)
+    alpha, runs = 0.05, 1000
+    occupied = [np.unique(rng.integers(0, L, l * D)).size for _ in range(runs)]
+    missed = np.mean([occupancy.values_upper_by_collisions(k, L, l, alpha) < D for k in occupied])
+    assert missed <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
+    assert occupancy.values_upper_by_collisions(occupied[0], L, l, alpha) <= occupancy.values_upper(
+        occupied[0], L, l, alpha / 2)
