@@ -41,7 +41,7 @@ THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one 
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.9       # ... for the users outside (the rest for the values' slots)
 CERTIFY_MASSES = (0.25, 0.5, 1.0)   # F of values_upper_certified, shares of the users at the threshold
-CERTIFY_SHARE = 0.5    # share of the slots' level for values_upper_certified (the rest: by slots)
+CERTIFY_SHARE = 0.5    # share of the slots' level for values_upper_certified outside the exact regime
 CERTIFY_TERMS = 256    # r = 1 … this at most in light_only_columns
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
@@ -678,9 +678,10 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
             users_out = ((lambda v, f=users_out, x=extra: f(v) + x) if callable(users_out)
                          else users_out + extra)
         slots = (1 - MASS_SHARE - FALSE_POSITIVE) * a
-        values = values_upper_by_slots(users_out, inside, L, l, (1 - CERTIFY_SHARE) * slots,
+        certify = not callable(users_out)       # not in the exact regime: a choice by (n, p, q)
+        values = values_upper_by_slots(users_out, inside, L, l, (1 - CERTIFY_SHARE * certify) * slots,
                                        cap=min(float(cap), best))       # no search past the best
-        if callable(users_out):
+        if not certify:
             users_out = users_out(min(values, float(cap)))
         else:
             values = values_upper_certified(users_out, counts[counts > tau], n=n, p=p, q=q, L=L, l=l, tau=tau,
