@@ -37,7 +37,11 @@ from protocols.core.perturbation import count_variance
 from . import moments, occupancy
 from .design import Design, Observed
 
-THRESHOLDS = ((0.9, None), (0.1, 0.02))   # (share of α, null tail): None, one no empty column passes
+THRESHOLDS = (  # (share of α, null tail of τ given L); None: no empty column passes (FALSE_POSITIVE)
+    (0.85, None),
+    (0.1, lambda L: 1 / L),       # about one empty column above τ
+    (0.05, lambda L: 0.02),       # the 0.98 quantile of an empty column's sum
+)
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.9       # ... for the users outside (the rest for the values' slots)
 CERTIFY_MASSES = (0.25, 0.5, 1.0)   # F of values_upper_certified, shares of the users at the threshold
@@ -631,8 +635,8 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
     """One-sided upper confidence bound on D at level 1 − α (mass balance), and its ingredients.
 
     For each threshold τ of :data:`THRESHOLDS` (Bonferroni over them: the null quantile that no
-    empty column passes but with probability :data:`FALSE_POSITIVE` of the share, and the 0.98
-    quantile), H = {j : c_j > τ}; U⁺ bounds the users outside H (:func:`users_outside_upper`,
+    empty column passes but with probability :data:`FALSE_POSITIVE` of the share, the 1 − 1/L
+    quantile and the 0.98 quantile), H = {j : c_j > τ}; U⁺ bounds the users outside H (:func:`users_outside_upper`,
     or :func:`users_outside_exact` where an empty column's sum has sd below
     :data:`EXACT_BELOW`; :data:`MASS_SHARE` of the share), and :func:`values_upper_by_slots`
     turns it into values (the rest). The smallest bound over the thresholds is kept, and D is
@@ -663,7 +667,7 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
     for share, tail in THRESHOLDS:
         a = share * alpha
         clean = tail is None                    # no empty column above τ, but with probability
-        tau = null_quantile(FALSE_POSITIVE * a / L if clean else tail, n, q)
+        tau = null_quantile(FALSE_POSITIVE * a / L if clean else tail(L), n, q)
         inside = int(np.sum(counts > tau))
         if exact_regime(n, p, q):
             users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
