@@ -153,8 +153,10 @@ EXTRA_SHAPES = ("zipf0.8", "zipf2.0", "singletons", "one", "head+tail")
 
 
 def grid(quick, shapes=SHAPES):
-    """The cells: a base grid over shape, n and ε, variations of L, l, unit, perturbation, and the
-    extra shapes over (n, ε, L, l) from 50 users to 10^6 users at L = 65,536."""
+    """The cells: a base grid over shape, n and ε, variations of L, l, unit, perturbation, the
+    extra shapes over (n, ε, L, l) from 50 users to 10^6 users at L = 65,536, and equal
+    frequencies far above the noise in sparse filters (10^6 users of 10^4 or 200 values), where
+    the bounds come closest to identifying D."""
     ns = (10 ** 3, 10 ** 4, 10 ** 5) if quick else (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
     epsilons = (0.5, 2, 8) if quick else (0.5, 1, 2, 4, 8)
     cells = []
@@ -173,6 +175,9 @@ def grid(quick, shapes=SHAPES):
             [(10 ** 3, 8, 1024, 1), (10 ** 4, 4, 1024, 1), (10 ** 5, 8, 1024, 1), (10 ** 5, 10, 4096, 2),
              (10 ** 5, 1, 1024, 1), (10 ** 6, 8, 65536, 1), (50, 10, 64, 1)][:4 if quick else None]):
         cells.append((shape, n, n // 5, eps, L, l, "value", "optimized"))
+    if "uniform" in shapes and not quick:      # values far above the noise in sparse filters
+        cells += [("uniform", 10 ** 6, D, eps, L, 1, "value", "optimized")
+                  for D, L in ((10 ** 4, 65536), (200, 4096)) for eps in (8, 10)]
     return cells
 
 
