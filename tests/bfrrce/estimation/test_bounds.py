@@ -341,3 +341,16 @@ def test_collision_bound_holds_over_hash_draws(D, L, l):
     assert missed <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
     assert occupancy.values_upper_by_collisions(occupied[0], L, l, alpha) <= occupancy.values_upper(
         occupied[0], L, l, alpha / 2)
+
+
+def test_binomial_upper_is_the_exact_quantile():
+    """The windowed CDF search gives ceil(bdtrik) (the least k with CDF >= 1 − α) on random
+    laws, including p = 0, p = 1, n = 0 and the far tails."""
+    from scipy import special
+    rng = np.random.default_rng(7)
+    for alpha in (0.05, 1e-3, 1e-9):
+        for n in (0, 1, 5, 1024, 10 ** 6):
+            prob = np.concatenate([rng.random(100) ** 6, [0.0, 1.0, 1e-12, 0.5]])
+            exact = np.ceil(special.bdtrik(1 - alpha, n, prob))
+            exact = np.where(np.isnan(exact), 0.0, exact)
+            np.testing.assert_array_equal(occupancy.binomial_upper(alpha, n, prob), exact)
