@@ -41,7 +41,7 @@ from protocols.core.calibration import sue_probabilities
 from protocols.core.base import Mechanism
 from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.hashing import hash_keys
-from protocols.core.lazy import optimize, special, stats
+from protocols.core.lazy import optimize, stats
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
 from protocols.core.perturbation import bit_vector_distribution, simulate_column_sums
 
@@ -55,6 +55,7 @@ from .sums import MAX_REPORTS, ColumnSums, check_column_sums
 
 PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
+TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
 THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
@@ -778,19 +779,19 @@ class _Overlap(_ProfileLikelihood):
         top = lam_u.max(axis=0)
         reach = np.minimum((top + 6 * np.sqrt(top) + 3).astype(int), TERMS.size - 1)
         out = np.empty(lam_u.shape)
+        log_lam = np.log(np.maximum(lam_u, TINY_RATE))          # M·ln λ without a logarithm per M
         for r in np.unique(reach):
             cols = reach == r
-            lu = lam_u[:, cols][..., None]
-            out[:, cols] = _logsumexp(special.xlogy(TERMS[:r + 1], lu) - lu - LOG_FACTORIALS[:r + 1]
-                                      + table[cols, :r + 1])
-        big = lam_u > EXACT_RATE
-        if big.any():
-            cols = big.any(axis=0)
-            lu = lam_u[:, cols][..., None]
+            terms = TERMS[:r + 1] * log_lam[:, cols][..., None]
+            terms -= lam_u[:, cols][..., None]
+            terms += table[cols, :r + 1] - LOG_FACTORIALS[:r + 1]
+            out[:, cols] = _logsumexp(terms)
+        rows, cols = np.nonzero(lam_u > EXACT_RATE)               # the quadrature's entries only
+        if rows.size:
+            lu = lam_u[rows, cols][:, None]
             c = self.c[cols][:, None]
             x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES, 0.0) * log_keep)
-            quad = _logsumexp(LOG_HERMITE_WEIGHTS + c * np.log(x) + (self.k - c) * np.log1p(-x))
-            out[:, cols] = np.where(big[:, cols], quad, out[:, cols])
+            out[rows, cols] = _logsumexp(LOG_HERMITE_WEIGHTS + c * np.log(x) + (self.k - c) * np.log1p(-x))
         return out
 
     def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf) -> np.ndarray:
@@ -909,9 +910,11 @@ def _window(grid, ll, threshold):
 
 
 def _logsumexp(a):
-    """log Σ exp over the last axis."""
+    """log Σ exp over the last axis (``a`` is overwritten: callers pass temporaries)."""
     top = a.max(axis=-1, keepdims=True)
-    return np.log(np.exp(a - top).sum(axis=-1)) + top[..., 0]
+    a -= top
+    np.exp(a, out=a)
+    return np.log(a.sum(axis=-1)) + top[..., 0]
 
 
 def _vertex(grid, ll, i):
