@@ -55,6 +55,7 @@ from .sums import MAX_REPORTS, ColumnSums, check_column_sums
 
 PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
+FEW_POINTS = 4           # the sum over M in one group of terms for this many N or fewer
 TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
@@ -778,20 +779,23 @@ class _Overlap(_ProfileLikelihood):
             table = self._tables[rho] = self._log_binomial(x[:, None]).T
         top = lam_u.max(axis=0)
         reach = np.minimum((top + 6 * np.sqrt(top) + 3).astype(int), TERMS.size - 1)
+        if lam_u.shape[0] <= FEW_POINTS:             # Nelder–Mead's single N: one group, fewer calls
+            reach[:] = reach.max()
         out = np.empty(lam_u.shape)
         log_lam = np.log(np.maximum(lam_u, TINY_RATE))          # M·ln λ without a logarithm per M
-        for r in np.unique(reach):
+        for r in np.unique(reach):                              # terms laid out (M, E, sums)
             cols = reach == r
-            terms = TERMS[:r + 1] * log_lam[:, cols][..., None]
-            terms -= lam_u[:, cols][..., None]
-            terms += table[cols, :r + 1] - LOG_FACTORIALS[:r + 1]
+            terms = TERMS[:r + 1, None, None] * log_lam[:, cols]
+            terms -= lam_u[:, cols]
+            terms += (table[cols, :r + 1] - LOG_FACTORIALS[:r + 1]).T[:, None, :]
             out[:, cols] = _logsumexp(terms)
         rows, cols = np.nonzero(lam_u > EXACT_RATE)               # the quadrature's entries only
         if rows.size:
-            lu = lam_u[rows, cols][:, None]
-            c = self.c[cols][:, None]
-            x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES, 0.0) * log_keep)
-            out[rows, cols] = _logsumexp(LOG_HERMITE_WEIGHTS + c * np.log(x) + (self.k - c) * np.log1p(-x))
+            lu = lam_u[rows, cols]
+            c = self.c[cols]
+            x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES[:, None], 0.0)
+                                                 * log_keep)
+            out[rows, cols] = _logsumexp(LOG_HERMITE_WEIGHTS[:, None] + c * np.log(x) + (self.k - c) * np.log1p(-x))
         return out
 
     def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf) -> np.ndarray:
@@ -910,11 +914,12 @@ def _window(grid, ll, threshold):
 
 
 def _logsumexp(a):
-    """log Σ exp over the last axis (``a`` is overwritten: callers pass temporaries)."""
-    top = a.max(axis=-1, keepdims=True)
+    """log Σ exp over the first axis, the terms (reductions over it are elementwise across
+    contiguous slices; ``a`` is overwritten: callers pass temporaries)."""
+    top = a.max(axis=0)
     a -= top
     np.exp(a, out=a)
-    return np.log(a.sum(axis=-1)) + top[..., 0]
+    return np.log(a.sum(axis=0)) + top
 
 
 def _vertex(grid, ll, i):
