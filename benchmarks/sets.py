@@ -4,6 +4,7 @@
     python -m benchmarks.sets --dataset bitcoin-blocks [--runs 10] [--epsilons 1,2,4,8]
     python -m benchmarks.sets --only intersection [--runs 10]
     python -m benchmarks.sets --only flat [--runs 10]
+    python -m benchmarks.sets --only speed
 
 Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
 
@@ -49,6 +50,7 @@ from bfrrce import SetSketch
 
 B, G = 4096, 24
 SCENARIOS = ("disjoint", "half", "identical", "unequal", "pairs")
+PARTIES_TIMED = (10, 100, 1000)   # estimate times of disjoint unions of 10^5 items, ε = 1
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -258,10 +260,11 @@ def throughput(n, repeats):
     ours = best(lambda: sk.privatize(items))
     theirs = best(lambda: sfm.sketch(items, B, G, 1.0, rng))
     one = sk.aggregate(sk.privatize(items, rng=1))
-    many = sk.sums_from_occupancy(occupancy(sk, 100_000, 1000, "disjoint", rng), 1000, rng)
+    many = {k: sk.sums_from_occupancy(occupancy(sk, 100_000, k, "disjoint", rng), k, rng) for k in PARTIES_TIMED}
     return (["items", "ours s (OS CSPRNG)", "SFM baseline s", "ratio", "estimate s (1 party)",
-             "estimate s (1000 parties)"],
-            [[n, ours, theirs, theirs / ours, best(lambda: sk.estimate(one)), best(lambda: sk.estimate(many))]])
+             *(f"estimate s ({k} parties, 10^5 items)" for k in PARTIES_TIMED)],
+            [[n, ours, theirs, theirs / ours, best(lambda: sk.estimate(one)),
+              *(best(lambda agg=agg: sk.estimate(agg)) for agg in many.values())]])
 
 
 def bitcoin_blocks(epsilons, runs, rng):
@@ -314,8 +317,8 @@ def main(argv=None):
     ap.add_argument("--dataset", choices=["synthetic", "bitcoin-blocks"], default="synthetic")
     ap.add_argument("--epsilons", default="0.5,1,2,4,8")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", choices=["intersection", "flat", "tables", "coverage"],
-                    help="run only these tables (tables: all but coverage)")
+    ap.add_argument("--only", choices=["intersection", "flat", "tables", "coverage", "speed"],
+                    help="run only these tables (tables: all but coverage; speed: the throughput table)")
     ap.add_argument("--out", help="write the tables (markdown) to this file too")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
@@ -330,6 +333,8 @@ def main(argv=None):
         sections = [("Intersection of two parties' sets", lambda: intersection(
             [1.0, 4.0], [(10_000, 10_000, 10_000), (10_000, 10_000, 0), (100_000, 1_000, 500), (0, 0, 10_000),
                          (1_000, 1_000, 1_000), (100, 100, 50)], args.runs, rng))]
+    elif args.only == "speed":
+        sections = [("Sketching throughput (best of 3) and estimate time", lambda: throughput(1_000_000, 3))]
     elif args.dataset == "bitcoin-blocks":
         sections = [("Bitcoin blocks as parties (real reports)", lambda: bitcoin_blocks(epsilons, args.runs, rng))]
     elif args.quick:

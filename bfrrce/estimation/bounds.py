@@ -668,7 +668,8 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
         a = share * alpha
         clean = tail is None                    # no empty column above τ, but with probability
         tau = null_quantile(FALSE_POSITIVE * a / L if clean else tail(L), n, q)
-        inside = int(np.sum(counts > tau))
+        visible = counts > tau
+        inside = int(np.sum(visible))
         if exact_regime(n, p, q):
             users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
                                             total=math.inf if total is None else total,
@@ -688,7 +689,7 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
         if not certify:
             users_out = users_out(min(values, float(cap)))
         else:
-            values = values_upper_certified(users_out, counts[counts > tau], n=n, p=p, q=q, L=L, l=l, tau=tau,
+            values = values_upper_certified(users_out, counts[visible], n=n, p=p, q=q, L=L, l=l, tau=tau,
                                             alpha=CERTIFY_SHARE * slots, cap=values)
         if values < best:
             best, chosen = values, {"tau": float(tau), "columns_in": inside,

@@ -73,13 +73,15 @@ IMPLIED_STEPS = 2       # fixed-point steps from each anchor to the D the column
 KEEP_WITHIN = 15.0      # −log-likelihood above its minimum by more than this has weight < 1e-6
 
 
-def column_log_law(c: np.ndarray, t: np.ndarray, n: int, p: float, q: float,
-                   dispersion: float = DISPERSION) -> np.ndarray:
+def column_law_parts(c: np.ndarray, t: np.ndarray, n: int, p: float, q: float,
+                     dispersion: float = DISPERSION) -> tuple[np.ndarray, np.ndarray]:
     """log Pr[c | t] for c = Binomial(t, p) + Binomial(n − t, q), t having mean t and variance
-    φt, every c against every t > 0.
+    φt, every c against every t > 0, in two parts whose logarithms add up to it: the log of the
+    normal density and the Edgeworth factor (a caller that exponentiates saves the logarithm of
+    the factor).
 
     The normal density with the Edgeworth term of the third cumulant,
-    φ(z)(1 + κ₃/(6σ³)(z³ − 3z))/σ, floored at a thousandth of φ(z)/σ;
+    φ(z)(1 + κ₃/(6σ³)(z³ − 3z))/σ, the factor floored at :data:`MIN_CORRECTION`;
     κ₁ = tp + (n − t)q, κ₂ = tp(1 − p) + (n − t)q(1 − q) + φ(p − q)²t,
     κ₃ = tp(1 − p)(1 − 2p) + (n − t)q(1 − q)(1 − 2q) + φ(p − q)³t. (For t = 0 the law is
     Binomial(n, q), which the likelihood uses exactly.)
@@ -99,22 +101,15 @@ def column_log_law(c: np.ndarray, t: np.ndarray, n: int, p: float, q: float,
 
     Returns
     -------
-    numpy.ndarray
-        (U, K) log-probabilities.
+    (numpy.ndarray, numpy.ndarray)
+        (U, K) log φ(z)/σ and (U, K) factors.
 
     References
     ----------
     W. Feller, *An Introduction to Probability Theory and Its Applications* II, ch. XVI
     (Edgeworth expansion).
     """
-    out, factor = _column_law_parts(c, np.asarray(t, dtype=float), n, p, q, dispersion)
-    out += np.log(factor, out=factor)
-    return out
-
-
-def _column_law_parts(c, t, n, p, q, dispersion):
-    """:func:`column_log_law` as :func:`_edgeworth_parts` (the log of the normal density and
-    the correction factor)."""
+    t = np.asarray(t, dtype=float)
     mean = t * p + (n - t) * q
     var = t * p * (1 - p) + (n - t) * q * (1 - q) + dispersion * (p - q) ** 2 * t
     third = (t * p * (1 - p) * (1 - 2 * p) + (n - t) * q * (1 - q) * (1 - 2 * q)
@@ -246,7 +241,7 @@ class _Likelihood:
         k = np.arange(point.size) - starts[point]
         log_prior = k * np.log(lam[point]) - lam[point] - special.gammaln(k + 1)
         # log φ(z)/σ and the Edgeworth factor of every (count, k) pair; k = 0 takes the exact law
-        law, factor = _column_law_parts(self.values, np.minimum(k * f[point], self.n),
+        law, factor = column_law_parts(self.values, np.minimum(k * f[point], self.n),
                                         self.n, self.p, self.q, self.dispersion)
         law[:, starts] = self.empty[:, None]
         factor[:, starts] = 1.0

@@ -30,28 +30,8 @@ P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u
 QUANTILE_WINDOW = 4                     # counts either side of the approximate binomial quantile
 
 
-def null_pvalues(counts: ArrayLike, n: int, q: float) -> np.ndarray:
-    """p_j = Pr[Binomial(n, q) >= c_j], the p-value of "column j is empty" (exact law).
-
-    Parameters
-    ----------
-    counts : array_like of int
-        Column sums.
-    n : int
-        Number of reports.
-    q : float
-        Pr[report bit 1 | bit 0].
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    distinct, index = np.unique(np.asarray(counts), return_inverse=True)     # counts repeat
-    return stats.binom.sf(distinct - 1, n, q)[index.reshape(-1)]
-
-
 def critical_counts(n: int, q: float) -> np.ndarray:
-    """The smallest column sum whose p-value (:func:`null_pvalues`) is at most u, for every u
+    """The smallest column sum whose p-value Pr[Binomial(n, q) >= c] is at most u, for every u
     of :data:`P_GRID`: 1 + the inverse survival function of Binomial(n, q) (non-increasing in u).
 
     Parameters
@@ -69,7 +49,7 @@ def critical_counts(n: int, q: float) -> np.ndarray:
 
 
 def passing_columns(counts: ArrayLike, n: int, q: float) -> np.ndarray:
-    """R(u), the number of columns whose p-value (:func:`null_pvalues`) is at most u, for
+    """R(u), the number of columns whose p-value Pr[Binomial(n, q) >= c_j] is at most u, for
     every u of :data:`P_GRID`: the columns at or above :func:`critical_counts` (L·log|grid|
     comparisons, no p-value computed).
 
@@ -301,7 +281,7 @@ def binomial_upper(alpha: float, trials: ArrayLike, prob: ArrayLike) -> np.ndarr
     """The 1 − α quantile of Binomial(trials, prob), the least k with Pr[X <= k] >= 1 − α
     (elementwise), exactly: the CDF (``scipy.special.bdtr``) on :data:`QUANTILE_WINDOW` counts
     either side of the Cornish–Fisher approximation, and ``scipy.special.bdtrik`` (the ceiling
-    of its continuous root; an order of magnitude slower) where the window misses.
+    of its continuous root; slower per element) where the window misses.
 
     Parameters
     ----------
