@@ -44,8 +44,9 @@ THRESHOLDS = (  # (share of α, null tail of τ given L); None: no empty column 
 )
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.9       # ... for the users outside (the rest for the values' slots)
-CERTIFY_MASSES = (0.25, 0.5, 1.0)   # F of values_upper_certified, shares of the users at the threshold
+CERTIFY_MASSES = (1 / 16, 0.25, 1.0)  # F of values_upper_certified, shares of the users at the threshold
 CERTIFY_SHARE = 0.5    # share of the slots' level for values_upper_certified outside the exact regime
+CERTIFY_SPLITS = 8     # intervals of the heavy values' share of the users outside H
 CERTIFY_TERMS = 256    # r = 1 … this at most in light_only_columns
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
@@ -569,17 +570,23 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
     """Most values when the columns of H are mostly certified to hold a value of many users.
 
     For F of :data:`CERTIFY_MASSES` (shares of the users (τ − nq)/(p − q) at the threshold;
-    Bonferroni over them): heavy values (F users or more) occupy the columns A at random, A
-    within H but for at most U/F columns outside (each holds F users outside H), so they number
-    at most the collision law's bound for |H| + ⌈U/F⌉ occupied columns
-    (:func:`.occupancy.values_upper_by_collisions`). The light ones are hashed independently of A: their slots
-    in A are at most a binomial quantile of l·D_L slots at rate (|H| + ⌈U/F⌉)/L; those in the
-    columns of H without a heavy value are at most :func:`_slots_upper` of those columns
-    (:func:`light_only_columns`, at D_L <= ``cap``); the rest, outside H, hold a user each. So
-    l·D_L − R⁺ − Bin⁺ − top⁺ <= U bounds D_L. Where every column of H holds many more users than
-    F, the light values enter H only at its rate |H|/L instead of crowding into its columns
-    (:func:`values_upper_by_slots`). Not in the exact regime (the certification reads sums by
-    their normal approximation).
+    Bonferroni over them), split the values at F users and the users outside H into u of the
+    heavy values (F users or more) and U − u of the light ones. The heavy values occupy the
+    columns A at random, A within H but for at most ⌊u/F⌋ columns outside (each holds F users
+    outside H), so they number at most the collision law's bound for |H| + ⌊u/F⌋ occupied
+    columns (:func:`.occupancy.values_upper_by_collisions`). The light ones are hashed
+    independently of A: their slots in A are at most a binomial quantile of l·D_L slots at rate
+    (|H| + ⌊u/F⌋)/L; those in the columns of H without a heavy value are at most
+    :func:`_slots_upper` of those columns (:func:`light_only_columns`, at D_L <= ``cap``); the
+    rest, outside H, hold a user each. So l·D_L − R⁺ − Bin⁺ − top⁺ <= U − u bounds D_L. The
+    split u is unknown: the bound is the largest over u in [0, U], taken on
+    :data:`CERTIFY_SPLITS` intervals [u₀, u₁], each with the heavy bound at u₁ and the light one
+    at u₀ (both monotone; the events are those of the true split, so no level is spent on it).
+    Where every column of H holds many more users than F, the light values enter H only at its
+    rate |H|/L instead of crowding into its columns (:func:`values_upper_by_slots`), and a small F
+    (1/16) leaves no column of H to light values alone while the heavy values outside H cost F
+    users each of U only for the share of U they hold. Not in the exact regime (the
+    certification reads sums by their normal approximation).
 
     Parameters
     ----------
@@ -611,22 +618,31 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
         return best
     for share in CERTIFY_MASSES:
         light = max(share * at_threshold, 1.0)
-        occupied = inside + math.ceil(users_out / light)
-        if occupied >= L or (occupied + users_out) / l >= best:     # at least occupied/l + U/l
-            continue
-        heavy = float(occupancy.values_upper_by_collisions(occupied, L, l, a / 4))
-        rate = occupied / L
-        if heavy + users_out / (l * (1 - rate)) - 1 >= best:    # the light ones alone, at their rate
+        if (inside + users_out) / l >= best:            # at least |H|/l + U/l
             continue
         crowded = int(light_only_columns(inside_counts, light, cap, n=n, p=p, q=q, L=L, l=l, alpha=a / 4))
+        worst, splits = 0.0, np.linspace(0.0, users_out, CERTIFY_SPLITS + 1 if users_out > 0 else 2)
+        for low, high in zip(splits[:-1], splits[1:]):  # the heavy values' users outside H in [low, high]
+            occupied = inside + math.floor(high / light)
+            rate, light_out = occupied / L, users_out - low
+            if occupied >= L:
+                worst = math.inf
+                break
+            heavy = float(occupancy.values_upper_by_collisions(occupied, L, l, a / 4))
+            if heavy + light_out / (l * (1 - rate)) - 1 >= best:     # the light ones alone, at their rate
+                worst = math.inf
+                break
 
-        def excess(d, crowded=crowded, rate=rate):
-            slots = l * d
-            in_a = float(occupancy.binomial_upper(a / 8, math.ceil(slots), rate))
-            in_rest = _slots_upper(d, crowded, L, l, a / 16) if crowded else 0.0
-            return slots - _repeats_upper(d, L, l, a / 16) - in_a - in_rest - users_out
+            def excess(d, crowded=crowded, rate=rate, light_out=light_out):
+                slots = l * d
+                in_a = float(occupancy.binomial_upper(a / 8, math.ceil(slots), rate))
+                in_rest = _slots_upper(d, crowded, L, l, a / 16) if crowded else 0.0
+                return slots - _repeats_upper(d, L, l, a / 16) - in_a - in_rest - light_out
 
-        best = min(best, heavy + _largest_satisfying(excess, users_out / l, crowded + 1.0, best - heavy))
+            worst = max(worst, heavy + _largest_satisfying(excess, light_out / l, crowded + 1.0, best - heavy))
+            if worst >= best:
+                break
+        best = min(best, worst)
     return best
 
 

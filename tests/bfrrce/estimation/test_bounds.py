@@ -296,7 +296,9 @@ def test_second_moment_bound_holds_with_few_users():
 
 
 @pytest.mark.parametrize("heavy, light_share, light_values, l", [
-    ((200, 1000), 0.25, 800, 1),      # light values just below the smallest F pair up into H
+    ((200, 1000), 1 / 16, 3000, 1),   # light values just below the smallest F crowd into H
+    ((200, 1000), 0.125, 1500, 1),    # values above the smallest F outside H: their share of U splits
+    ((200, 1000), 0.25, 800, 1),      # ... just below the middle F pair up into H
     ((200, 1000), 1.0, 300, 1),       # ... just below the largest F
     ((500, 200), None, 0, 1),         # the named case: every value far above the threshold
     ((100, 2000), None, 3000, 1),     # singletons under a heavy head
