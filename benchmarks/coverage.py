@@ -155,8 +155,9 @@ EXTRA_SHAPES = ("zipf0.8", "zipf2.0", "singletons", "one", "head+tail")
 def grid(quick, shapes=SHAPES):
     """The cells: a base grid over shape, n and ε, variations of L, l, unit, perturbation, the
     extra shapes over (n, ε, L, l) from 50 users to 10^6 users at L = 65,536, and equal
-    frequencies far above the noise in sparse filters (10^6 users of 10^4 or 200 values), where
-    the bounds come closest to identifying D."""
+    frequencies far above the noise in sparse filters (10^6 users of 10^4 or 200 values) and in a
+    filter that heavy values fill to 40% (10^5 users of 500 values, L = 1024), where the bounds
+    come closest to identifying D."""
     ns = (10 ** 3, 10 ** 4, 10 ** 5) if quick else (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)
     epsilons = (0.5, 2, 8) if quick else (0.5, 1, 2, 4, 8)
     cells = []
@@ -178,6 +179,8 @@ def grid(quick, shapes=SHAPES):
     if "uniform" in shapes and not quick:      # values far above the noise in sparse filters
         cells += [("uniform", 10 ** 6, D, eps, L, 1, "value", "optimized")
                   for D, L in ((10 ** 4, 65536), (200, 4096)) for eps in (8, 10)]
+        cells += [("uniform", 10 ** 5, 500, eps, 1024, l, "value", "optimized")     # H 40% of the columns
+                  for l in (1, 2) for eps in (8, 10)]
     return cells
 
 

@@ -23,11 +23,12 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from protocols.core.lazy import special, stats
+from protocols.core.lazy import optimize, special, stats
 from protocols.core.perturbation import debias_counts
 
 P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u
 QUANTILE_WINDOW = 4                     # counts either side of the approximate binomial quantile
+WAITING_TERMS = 1024                    # geometric terms of the waiting time kept one by one (then blocks)
 
 
 def critical_counts(n: int, q: float) -> np.ndarray:
@@ -228,12 +229,83 @@ def values_slope(empty: float, L: int, l: int) -> float:
     return 1 / (max(empty, 0.5) * l * -math.log1p(-1 / L))
 
 
+def _waiting_rates(terms: int, L: int, upper: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Rates x_i = i/L, i = 0 … ``terms`` − 1, of the geometric waiting times of the coupon
+    collector and their multiplicities, in at most :data:`WAITING_TERMS` blocks read at each
+    block's largest rate (``upper``: a stochastically larger sum) or its smallest."""
+    if terms <= WAITING_TERMS:
+        return np.arange(terms) / L, np.ones(terms)
+    edges = np.unique(np.linspace(0, terms, WAITING_TERMS + 1).astype(np.int64))
+    return (edges[1:] - 1 if upper else edges[:-1]) / L, np.diff(edges).astype(float)
+
+
+@functools.lru_cache(maxsize=4096)
+def slots_at_level(occupied: int, L: int, alpha: float, upper: bool) -> float:
+    """Slots (hashes) at which ``occupied`` columns of L is an α-tail event, by the coupon
+    collector's waiting time and Chernoff's bound.
+
+    The s slots are uniform and independent, so the columns they take, K_s, pass k when the
+    waiting time T_{k+1} = Σ_{i=0}^{k} G_i to the (k + 1)-th new column is at most s, with
+    independent geometric G_i of success probability 1 − i/L: Pr[K_s <= k] = Pr[T_{k+1} > s]
+    and Pr[K_s >= k] = Pr[T_k <= s]. Chernoff's bound Pr[T >= t(θ)] <= e^{−I(θ)} (θ > 0, and
+    Pr[T <= t(θ)] <= e^{−I(θ)} for θ < 0), with Λ(θ) = Σ_i ln E e^{θG_i}, t = Λ′(θ) and
+    I = θt − Λ, solved for I = ln(1/α): it has the variance of the exact occupancy law (a
+    fraction of the binomial empty count's where the filter is dense). Beyond
+    :data:`WAITING_TERMS` terms the rates are read in blocks at their largest (``upper``) or
+    smallest, which only widens the bound.
+
+    Parameters
+    ----------
+    occupied : int
+        k, the columns taken.
+    L : int
+        Columns.
+    alpha : float
+        Error probability.
+    upper : bool
+        True: the t with Pr[K_s <= k] <= α for every s >= t (∞ if k >= L); False: the t with
+        Pr[K_s >= k] <= α for every s <= t (or k, which every s that takes k columns reaches).
+
+    Returns
+    -------
+    float
+    """
+    k = int(occupied)
+    if k <= 0:
+        return 0.0
+    if upper and k >= L:
+        return math.inf
+    x, w = _waiting_rates(k + 1 if upper else k, L, upper)
+    level = -math.log(alpha)
+
+    def excess(theta):                    # I(θ) − ln(1/α), and t(θ)
+        r = x * math.exp(theta)
+        t = float(np.sum(w / (1 - r)))
+        return theta * t - float(np.sum(w * (np.log1p(-x) + theta - np.log1p(-r)))) - level, t
+
+    if upper:
+        top = -math.log(x[-1]) + math.log1p(-1e-12)        # r < 1 - 1e-12 in every term
+        if excess(top)[0] <= 0:
+            return math.inf
+        return excess(optimize.brentq(lambda th: excess(th)[0], 0.0, top, xtol=1e-12))[1]
+    if -float(np.sum(w * np.log1p(-x))) <= level:          # Pr[T_k = k] >= α: every s >= k stays
+        return float(k)
+    low = -1.0
+    while excess(low)[0] <= 0:
+        low *= 2
+    return excess(optimize.brentq(lambda th: excess(th)[0], low, 0.0, xtol=1e-12))[1]
+
+
 def values_lower(occupied: float, L: int, l: int, alpha: float) -> float:
     """Fewest values that occupy ``occupied`` columns with probability >= α, and >= occupied/l.
 
-    The number of empty columns after lD hashes is taken as Binomial(L, π), π = (1 − 1/L)^{lD}:
-    its indicators are negatively associated, so the binomial tails are wider than the true ones
-    and the Clopper–Pearson bound on π (a beta quantile) is conservative.
+    The larger of two bounds at α each: the number of empty columns after lD hashes taken as
+    Binomial(L, π), π = (1 − 1/L)^{lD} (its indicators are negatively associated, so the binomial
+    tails are wider than the true ones and the Clopper–Pearson bound on π, a beta quantile, is
+    conservative), and the coupon collector's waiting time (:func:`slots_at_level`, sharper where
+    the filter is neither nearly empty nor nearly full). Both are non-decreasing functions of the
+    one count K, so for every D the K they reject form a tail {K >= k_D} that one of them rejects
+    alone: their maximum keeps the level α (no Bonferroni).
 
     Parameters
     ----------
@@ -252,11 +324,15 @@ def values_lower(occupied: float, L: int, l: int, alpha: float) -> float:
         return 0.0
     empty = L - occupied
     pi_hi = special.betaincinv(empty + 1, L - empty, 1 - alpha)
-    return max(values_from_empty(pi_hi, L, l), occupied / l)
+    waiting = slots_at_level(math.floor(occupied), L, alpha, False) / l
+    return max(values_from_empty(pi_hi, L, l), waiting, occupied / l)
 
 
 def values_upper(occupied: int, L: int, l: int, alpha: float) -> float:
     """Most values whose hashes all land in ``occupied`` columns, at level α (∞ if all are).
+
+    The smaller of the empty count's binomial bound and the coupon collector's
+    (:func:`slots_at_level`), each at α (:func:`values_lower` says why the minimum keeps α).
 
     Parameters
     ----------
@@ -274,7 +350,8 @@ def values_upper(occupied: int, L: int, l: int, alpha: float) -> float:
     empty = L - occupied
     if empty <= 0:
         return math.inf
-    return values_from_empty(special.betaincinv(empty, L - empty + 1, alpha), L, l)
+    binomial = values_from_empty(special.betaincinv(empty, L - empty + 1, alpha), L, l)
+    return min(binomial, slots_at_level(int(occupied), L, alpha, True) / l)
 
 
 def binomial_upper(alpha: float, trials: ArrayLike, prob: ArrayLike) -> np.ndarray:
@@ -339,19 +416,20 @@ def values_upper_by_collisions(occupied: int, L: int, l: int, alpha: float) -> f
     Returns
     -------
     float
-        The smaller of this bound and :func:`values_upper` (each at α/2).
+        The smaller of this bound and :func:`values_upper`, each at α (both are non-decreasing in
+        the occupied count, so the minimum keeps the level: :func:`values_lower`).
 
     References
     ----------
     W. Hoeffding, "On the distribution of the number of successes in independent trials",
     Ann. Math. Statist. 27(3), 1956.
     """
-    fallback = values_upper(occupied, L, l, alpha / 2)
+    fallback = values_upper(occupied, L, l, alpha)
     if occupied > L / 4 or L < 1024:
-        return values_upper(occupied, L, l, alpha)
+        return fallback
 
     def fails(s):                          # s − C⁺(s) > K at slot counts s (s <= L)
-        return s - binomial_upper(alpha / 2, s, np.maximum(s - 1, 0) / (2 * L)) > occupied
+        return s - binomial_upper(alpha, s, np.maximum(s - 1, 0) / (2 * L)) > occupied
 
     lo, hi = float(occupied), float(math.ceil(min(fallback * l, L)))
     if hi <= lo or not fails(np.array([hi]))[0]:

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from bfrrce import BFRRCE
 from bfrrce.estimation import bounds, likelihood, moments, occupancy
@@ -70,6 +70,58 @@ def test_values_bounds_hold_over_hash_draws(load):
         low += occupancy.values_lower(occupied, L, l, alpha) <= D
         high += occupancy.values_upper(occupied, L, l, alpha) >= D
     assert low / runs >= nominal(runs, 1 - alpha) and high / runs >= nominal(runs, 1 - alpha)
+
+
+def _occupancy_law(L, slots):
+    """Exact Pr[K_s = j] for s = 0 … ``slots`` uniform slots in L columns: K_{s+1} = K_s + 1 with
+    probability 1 − K_s/L (rows s, columns j)."""
+    law = np.zeros((slots + 1, L + 1))
+    law[0, 0] = 1.0
+    j = np.arange(L + 1)
+    for s in range(slots):
+        law[s + 1] = law[s] * j / L
+        law[s + 1, 1:] += law[s, :-1] * (1 - j[:-1] / L)
+    return law
+
+
+@pytest.mark.parametrize("L", [16, 64, 200])
+def test_waiting_time_bound_holds_by_enumeration(L):
+    """slots_at_level against the exact occupancy law, every k and three levels (the blocks of
+    WAITING_TERMS included at L = 200 with 64 terms a block): Pr[K_s <= k] <= α at the first
+    integer s at or above the upper t, Pr[K_s >= k] <= α at the last at or below the lower t;
+    and without blocks the bound is sharp: one slot below the upper t the tail is above α/1000
+    (where t is finite and within the enumerated slots)."""
+    law = _occupancy_law(L, 12 * L)
+    cdf = np.cumsum(law, axis=1)
+    blocks = occupancy.WAITING_TERMS
+    if L == 200:
+        occupancy.WAITING_TERMS = 64
+        occupancy.slots_at_level.cache_clear()
+    try:
+        for alpha in (0.05, 1e-3, 1e-6):
+            for k in range(1, L):
+                top = occupancy.slots_at_level(k, L, alpha, True)
+                if math.isfinite(top) and math.ceil(top) <= 12 * L:
+                    assert cdf[math.ceil(top), k] <= alpha
+                    if L != 200:                    # blocks widen the bound near a full filter
+                        assert cdf[max(math.ceil(top) - 1, 0), k] > alpha / 1000
+                bottom = occupancy.slots_at_level(k, L, alpha, False)
+                if bottom > k:
+                    assert 1 - cdf[math.floor(bottom), k - 1] <= alpha
+    finally:
+        occupancy.WAITING_TERMS = blocks
+        occupancy.slots_at_level.cache_clear()
+
+
+def test_waiting_time_bound_is_sharper_than_the_empty_count_where_the_filter_is_dense():
+    """At 414 of 1,024 columns (the named case's 500 values) and α = 3·10⁻⁵, the coupon
+    collector's bounds lie inside the binomial empty count's on both sides."""
+    L, k, alpha = 1024, 414, 3e-5
+    empty = L - k
+    binomial_upper = occupancy.values_from_empty(special.betaincinv(empty, L - empty + 1, alpha), L, 1)
+    binomial_lower = occupancy.values_from_empty(special.betaincinv(empty + 1, L - empty, 1 - alpha), L, 1)
+    assert binomial_lower < occupancy.slots_at_level(k, L, alpha, False) < occupancy.slots_at_level(
+        k, L, alpha, True) < binomial_upper
 
 
 def test_occupied_columns_lower_bound_holds():
@@ -344,7 +396,7 @@ def test_collision_bound_holds_over_hash_draws(D, L, l):
     missed = np.mean([occupancy.values_upper_by_collisions(k, L, l, alpha) < D for k in occupied])
     assert missed <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / runs)
     assert occupancy.values_upper_by_collisions(occupied[0], L, l, alpha) <= occupancy.values_upper(
-        occupied[0], L, l, alpha / 2)
+        occupied[0], L, l, alpha)
 
 
 def test_binomial_upper_is_the_exact_quantile():
