@@ -229,6 +229,41 @@ def values_slope(empty: float, L: int, l: int) -> float:
     return 1 / (max(empty, 0.5) * l * -math.log1p(-1 / L))
 
 
+def empty_fraction_bound(empty: float, L: int, alpha: float, upper: bool) -> float:
+    """One-sided confidence bound on π, the chance that a column stays empty, from ``empty`` of
+    L columns, by Chernoff's bound for the empty count: its indicators are negatively
+    associated, so its moment generating function is at most that of Binomial(L, π)
+    (Dubhashi & Ranjan 1998) and Pr[E <= e] <= exp(−L·KL(e/L ‖ π)) for π > e/L (and
+    Pr[E >= e] likewise for π < e/L). The bound solves L·KL(e/L ‖ π) = ln(1/α). (The exact
+    binomial tail, Clopper–Pearson, is not a bound here: negative association orders the
+    generating functions, not the tails, and the empty count's far upper tail is heavier
+    than the binomial's, by 2^{−2s} for L = 2.)
+
+    Parameters
+    ----------
+    empty : float
+        e, the empty columns.
+    L : int
+        Columns.
+    alpha : float
+        Error probability.
+    upper : bool
+        An upper bound on π (True) or a lower one.
+
+    Returns
+    -------
+    float
+    """
+    share, level = min(max(empty / L, 0.0), 1.0), -math.log(alpha) / L
+
+    def excess(pi):
+        return float(special.rel_entr(share, pi) + special.rel_entr(1 - share, 1 - pi)) - level
+
+    if upper:
+        return 1.0 if share >= 1 or excess(1.0) <= 0 else optimize.brentq(excess, share, 1.0, xtol=1e-15)
+    return 0.0 if share <= 0 or excess(0.0) <= 0 else optimize.brentq(excess, 0.0, share, xtol=1e-15)
+
+
 def _waiting_rates(terms: int, L: int, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     """Rates x_i = i/L, i = 0 … ``terms`` − 1, of the geometric waiting times of the coupon
     collector and their multiplicities, in at most :data:`WAITING_TERMS` blocks read at each
@@ -299,11 +334,9 @@ def slots_at_level(occupied: int, L: int, alpha: float, upper: bool) -> float:
 def values_lower(occupied: float, L: int, l: int, alpha: float) -> float:
     """Fewest values that occupy ``occupied`` columns with probability >= α, and >= occupied/l.
 
-    The larger of two bounds at α each: the number of empty columns after lD hashes taken as
-    Binomial(L, π), π = (1 − 1/L)^{lD} (its indicators are negatively associated, so the binomial
-    tails are wider than the true ones and the Clopper–Pearson bound on π, a beta quantile, is
-    conservative), and the coupon collector's waiting time (:func:`slots_at_level`, sharper where
-    the filter is neither nearly empty nor nearly full). Both are non-decreasing functions of the
+    The larger of two bounds at α each: the empty count's Chernoff bound on π = (1 − 1/L)^{lD}
+    (:func:`empty_fraction_bound`) and the coupon collector's waiting time
+    (:func:`slots_at_level`, sharper where the filter is neither nearly empty nor nearly full). Both are non-decreasing functions of the
     one count K, so for every D the K they reject form a tail {K >= k_D} that one of them rejects
     alone: their maximum keeps the level α (no Bonferroni).
 
@@ -323,7 +356,7 @@ def values_lower(occupied: float, L: int, l: int, alpha: float) -> float:
     if occupied <= 0:
         return 0.0
     empty = L - occupied
-    pi_hi = special.betaincinv(empty + 1, L - empty, 1 - alpha)
+    pi_hi = empty_fraction_bound(empty, L, alpha, upper=True)
     waiting = slots_at_level(math.floor(occupied), L, alpha, False) / l
     return max(values_from_empty(pi_hi, L, l), waiting, occupied / l)
 
@@ -331,7 +364,7 @@ def values_lower(occupied: float, L: int, l: int, alpha: float) -> float:
 def values_upper(occupied: int, L: int, l: int, alpha: float) -> float:
     """Most values whose hashes all land in ``occupied`` columns, at level α (∞ if all are).
 
-    The smaller of the empty count's binomial bound and the coupon collector's
+    The smaller of the empty count's Chernoff bound (:func:`empty_fraction_bound`) and the coupon collector's
     (:func:`slots_at_level`), each at α (:func:`values_lower` says why the minimum keeps α).
 
     Parameters
@@ -350,7 +383,7 @@ def values_upper(occupied: int, L: int, l: int, alpha: float) -> float:
     empty = L - occupied
     if empty <= 0:
         return math.inf
-    binomial = values_from_empty(special.betaincinv(empty, L - empty + 1, alpha), L, l)
+    binomial = values_from_empty(empty_fraction_bound(empty, L, alpha, upper=False), L, l)
     return min(binomial, slots_at_level(int(occupied), L, alpha, True) / l)
 
 

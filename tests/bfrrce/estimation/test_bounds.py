@@ -113,6 +113,23 @@ def test_waiting_time_bound_holds_by_enumeration(L):
         occupancy.slots_at_level.cache_clear()
 
 
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+def test_empty_count_bound_holds_by_enumeration_where_clopper_pearson_does_not(alpha):
+    """values_upper's empty-count part (empty_fraction_bound, Chernoff) misses D = s with exact
+    probability <= α for every s <= 12L at L = 30 (the exact occupancy law): near a full filter
+    the empty count's upper tail is heavier than the binomial's, and the Clopper–Pearson
+    inversion misses in more than α of the draws there (0.0502 at α = 0.05, 0.2012 at 0.2)."""
+    L, top = 30, 360
+    law = _occupancy_law(L, top)
+    chernoff = np.array([occupancy.values_from_empty(occupancy.empty_fraction_bound(L - k, L, alpha, False), L, 1)
+                         if k < L else math.inf for k in range(L + 1)])
+    clopper = np.array([occupancy.values_from_empty(special.betaincinv(L - k, k + 1, alpha), L, 1)
+                        if k < L else math.inf for k in range(L + 1)])
+    misses = np.array([[law[s][chernoff < s].sum(), law[s][clopper < s].sum()] for s in range(1, top + 1)])
+    assert misses[:, 0].max() <= alpha
+    assert misses[:, 1].max() > alpha
+
+
 def test_waiting_time_bound_is_sharper_than_the_empty_count_where_the_filter_is_dense():
     """At 414 of 1,024 columns (the named case's 500 values) and α = 3·10⁻⁵, the coupon
     collector's bounds lie inside the binomial empty count's on both sides."""
