@@ -32,6 +32,7 @@ Optimized perturbation, L = 1024, l = 1.
 """
 
 import argparse
+import sys
 
 import numpy as np
 
@@ -42,6 +43,8 @@ from protocols.bits import packing as bits
 from protocols.core.randomness import simulating
 from bfrrce.poisoning import (ATTACKS, concentrated_fakes, fake_reports, plausible_weight, report_weights, shift_bound,
                               weight_bounds, weight_excess)
+
+from ._common import provenance
 
 DEFENCES = ("none", "weight", "cooccurrence", "both")
 
@@ -104,6 +107,7 @@ def main(argv=None):
             print(readme_table(fh.read()))
         return
     n, D = 10_000, 122
+    print(f"# {provenance()}; python -m benchmarks.poisoning {' '.join(sys.argv[1:] if argv is None else argv)}")
     print(f"n = {n:,}, D = {D}, L = 1024, l = 1, alpha = {args.alpha}, {args.trials} trials; "
           "mean fill estimate (truth 122)")
     print(f"{'eps':>4} {'attack':10} {'fake':>5} {'t^ bound':>9} {'t^ shift':>9} "
