@@ -253,6 +253,11 @@ def empty_fraction_bound(empty: float, L: int, alpha: float, upper: bool) -> flo
     Returns
     -------
     float
+
+    References
+    ----------
+    D. Dubhashi, D. Ranjan, "Balls and bins: a study in negative dependence", Random Structures
+    & Algorithms 13(2), 1998.
     """
     share, level = min(max(empty / L, 0.0), 1.0), -math.log(alpha) / L
 
@@ -336,9 +341,10 @@ def values_lower(occupied: float, L: int, l: int, alpha: float) -> float:
 
     The larger of two bounds at α each: the empty count's Chernoff bound on π = (1 − 1/L)^{lD}
     (:func:`empty_fraction_bound`) and the coupon collector's waiting time
-    (:func:`slots_at_level`, sharper where the filter is neither nearly empty nor nearly full). Both are non-decreasing functions of the
-    one count K, so for every D the K they reject form a tail {K >= k_D} that one of them rejects
-    alone: their maximum keeps the level α (no Bonferroni).
+    (:func:`slots_at_level`, sharper where the filter is neither nearly empty nor nearly full).
+    Both are non-decreasing functions of the one count K, so for every D the K they reject form
+    a tail {K >= k_D} that one of them rejects alone: their maximum keeps the level α (no
+    Bonferroni).
 
     Parameters
     ----------
@@ -364,8 +370,9 @@ def values_lower(occupied: float, L: int, l: int, alpha: float) -> float:
 def values_upper(occupied: int, L: int, l: int, alpha: float) -> float:
     """Most values whose hashes all land in ``occupied`` columns, at level α (∞ if all are).
 
-    The smaller of the empty count's Chernoff bound (:func:`empty_fraction_bound`) and the coupon collector's
-    (:func:`slots_at_level`), each at α (:func:`values_lower` says why the minimum keeps α).
+    The smaller of the empty count's Chernoff bound (:func:`empty_fraction_bound`) and the
+    coupon collector's (:func:`slots_at_level`), each at α (:func:`values_lower` says why the
+    minimum keeps α).
 
     Parameters
     ----------
