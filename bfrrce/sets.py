@@ -772,23 +772,28 @@ class _Overlap(_ProfileLikelihood):
         beyond is below e^-9) where λ_U <= ``EXACT_RATE``, a Gauss–Hermite quadrature above."""
         sk, log_keep = self.sketch, math.log1p(-rho)
         table = self._tables.get(rho)
-        if table is None:                                        # log Bin(c; k, x_M), (sums, M)
+        if table is None:                               # log Bin(c; k, x_M) − ln M!, (M, sums)
             if len(self._tables) >= TABLES_KEPT:                 # Nelder–Mead visits new ρ each step
                 self._tables.clear()
             x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * log_keep)
-            table = self._tables[rho] = self._log_binomial(x[:, None]).T
+            table = self._tables[rho] = self._log_binomial(x[:, None]) - LOG_FACTORIALS[:, None]
+        log_lam = np.log(np.maximum(lam_u, TINY_RATE))          # M·ln λ without a logarithm per M
         top = lam_u.max(axis=0)
         reach = np.minimum((top + 6 * np.sqrt(top) + 3).astype(int), TERMS.size - 1)
         if lam_u.shape[0] <= FEW_POINTS:             # Nelder–Mead's single N: one group, fewer calls
-            reach[:] = reach.max()
-        out = np.empty(lam_u.shape)
-        log_lam = np.log(np.maximum(lam_u, TINY_RATE))          # M·ln λ without a logarithm per M
-        for r in np.unique(reach):                              # terms laid out (M, E, sums)
-            cols = reach == r
-            terms = TERMS[:r + 1, None, None] * log_lam[:, cols]
-            terms -= lam_u[:, cols]
-            terms += (table[cols, :r + 1] - LOG_FACTORIALS[:r + 1]).T[:, None, :]
-            out[:, cols] = _logsumexp(terms)
+            r = int(reach.max())                     # terms laid out (M, E, sums)
+            terms = TERMS[:r + 1, None, None] * log_lam
+            terms -= lam_u
+            terms += table[:r + 1, None, :]
+            out = _logsumexp(terms)
+        else:
+            out = np.empty(lam_u.shape)
+            for r in np.unique(reach):
+                cols = reach == r
+                terms = TERMS[:r + 1, None, None] * log_lam[:, cols]
+                terms -= lam_u[:, cols]
+                terms += table[:r + 1, cols][:, None, :]
+                out[:, cols] = _logsumexp(terms)
         rows, cols = np.nonzero(lam_u > EXACT_RATE)               # the quadrature's entries only
         if rows.size:
             lu = lam_u[rows, cols]
