@@ -786,13 +786,14 @@ class _Overlap(_ProfileLikelihood):
             terms -= lam_u
             terms += table[:r + 1, None, :]
             out = _logsumexp(terms)
-        else:
+        else:                                        # runs of one reach: slices, as sums go by level
             out = np.empty(lam_u.shape)
-            for r in np.unique(reach):
-                cols = reach == r
+            starts = np.flatnonzero(np.diff(reach, prepend=-1))
+            for a, b in zip(starts, [*starts[1:], reach.size]):
+                r, cols = int(reach[a]), slice(a, b)
                 terms = TERMS[:r + 1, None, None] * log_lam[:, cols]
                 terms -= lam_u[:, cols]
-                terms += table[:r + 1, cols][:, None, :]
+                terms += table[:r + 1, None, cols]
                 out[:, cols] = _logsumexp(terms)
         rows, cols = np.nonzero(lam_u > EXACT_RATE)               # the quadrature's entries only
         if rows.size:
