@@ -781,20 +781,15 @@ class _Overlap(_ProfileLikelihood):
         top = lam_u.max(axis=0)
         reach = np.minimum((top + 6 * np.sqrt(top) + 3).astype(int), TERMS.size - 1)
         if lam_u.shape[0] <= FEW_POINTS:             # Nelder–Mead's single N: one group, fewer calls
-            r = int(reach.max())                     # terms laid out (M, E, sums)
-            terms = TERMS[:r + 1, None, None] * log_lam
-            terms -= lam_u
-            terms += table[:r + 1, None, :]
-            out = _logsumexp(terms)
-        else:                                        # runs of one reach: slices, as sums go by level
-            out = np.empty(lam_u.shape)
-            starts = np.flatnonzero(np.diff(reach, prepend=-1))
-            for a, b in zip(starts, [*starts[1:], reach.size]):
-                r, cols = int(reach[a]), slice(a, b)
-                terms = TERMS[:r + 1, None, None] * log_lam[:, cols]
-                terms -= lam_u[:, cols]
-                terms += table[:r + 1, None, cols]
-                out[:, cols] = _logsumexp(terms)
+            reach[:] = reach.max()
+        out = np.empty(lam_u.shape)
+        starts = np.flatnonzero(np.diff(reach, prepend=-1))     # runs of one reach (sums go by level)
+        for a, b in zip(starts, [*starts[1:], reach.size]):     # terms laid out (M, E, sums)
+            r, cols = int(reach[a]), slice(a, b)
+            terms = TERMS[:r + 1, None, None] * log_lam[:, cols]
+            terms -= lam_u[:, cols]
+            terms += table[:r + 1, None, cols]
+            out[:, cols] = _logsumexp(terms)
         rows, cols = np.nonzero(lam_u > EXACT_RATE)               # the quadrature's entries only
         if rows.size:
             lu = lam_u[rows, cols]
