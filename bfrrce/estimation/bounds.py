@@ -54,6 +54,7 @@ OWN_SHARE = 0.75       # share of α for the sums as reported when degraded laws
 EXACT_OWN_SHARE = 0.3  # ... when they are in the exact regime and the first law is not (law_shares)
 EXACT_LAW_SHARE = 0.6  # ... and that first law's share
 LAWS_ABOVE = 0.5       # the laws are tried only above this share of visible columns (or exact, or at the cap)
+LAWS_FROM = 4.0        # slots a column (l·D/L) below which D is tested on the sums as reported alone
 
 
 def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
@@ -825,6 +826,12 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     over any data-chosen subset of bounds, each valid at its share, is valid at the sum of
     the shares; stopping only saves time where the bound is unimodal in ε'.
 
+    The bound inverts one test of level α for each D, and the test may depend on D: for D at
+    most d* = :func:`laws_below` (filters with at most four slots a column, where the laws
+    did not help) it is the bound on the sums as reported at the whole α, above d* the minimum
+    just described. The confidence set {D <= d* : D <= B(α)} ∪ {D > d* : D <= M} has the
+    upper end M where M > d*, and min(d*, B(α)) otherwise (docs/estimation.md, "Monotone in ε").
+
     Parameters
     ----------
     observed : Observed
@@ -845,17 +852,41 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     shares = law_shares(design, laws)
     best, info = upper_bound(observed, shares[0] * alpha)
     info["upper_epsilon"] = None
-    if (info.get("users_out_by") != "exact" and info.get("columns_in", design.L) <= LAWS_ABOVE * design.L
-            and best < design.cap):
-        return best, info        # where a bound loosens with ε: exact regime, full filter, the cap
-    for (eps, (p2, q2)), share in zip(laws.items(), shares[1:]):
-        channel = thinning(design.p, design.q, p2, q2)
-        if channel is None:
-            continue
-        degraded = Observed(degrade_counts(observed.counts, design.n, *channel), design.at(p2, q2))
-        value, got = upper_bound(degraded, share * alpha, cap=best)
-        if value < best:
-            best, info = value, {**got, "upper_epsilon": eps}
-        elif best < design.cap:           # no better than the best below the cap: stop (speed)
-            break
+    if (info.get("users_out_by") == "exact" or info.get("columns_in", design.L) > LAWS_ABOVE * design.L
+            or best >= design.cap):  # where a bound loosens with ε: exact regime, full filter, the cap
+        for (eps, (p2, q2)), share in zip(laws.items(), shares[1:]):
+            channel = thinning(design.p, design.q, p2, q2)
+            if channel is None:
+                continue
+            degraded = Observed(degrade_counts(observed.counts, design.n, *channel), design.at(p2, q2))
+            value, got = upper_bound(degraded, share * alpha, cap=best)
+            if value < best:
+                best, info = value, {**got, "upper_epsilon": eps}
+            elif best < design.cap:           # no better than the best below the cap: stop (speed)
+                break
+    below = laws_below(design)
+    if best <= below and shares[0] < 1:   # no D above `below` is left; its tests take all of α
+        best, info = upper_bound(observed, alpha, cap=below)
+        info["upper_epsilon"] = None
     return best, info
+
+
+def laws_below(design: Design) -> float:
+    """The D up to which :func:`upper_bound_over_laws` tests on the sums as reported alone, at the
+    whole level: :data:`LAWS_FROM`·L/l, the D whose l·D slots fill all but e^{−4} ≈ 2% of the
+    columns in expectation (0 in the exact regime, where the first law serves every D). On the
+    coverage grid the laws gave a smaller bound than the sums as reported at the whole level,
+    outside the exact regime, only above 8·L/l (docs/estimation.md, "Monotone in ε").
+
+    Parameters
+    ----------
+    design : Design
+        The reports' design.
+
+    Returns
+    -------
+    float
+    """
+    if exact_regime(design.n, design.p, design.q):
+        return 0.0
+    return LAWS_FROM * design.L / design.l

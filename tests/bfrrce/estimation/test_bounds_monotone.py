@@ -99,3 +99,42 @@ def test_an_interval_wider_than_twice_prints_the_bounds_first_and_no_plus_minus(
     assert first.startswith("distinct values: between") and "too rare to see" in first
     assert " ± " not in second and "not a measurement" in second
     assert set(est.details["identified_at"]) == {"epsilon", "n"}
+
+
+def _heavy_and_singletons(singletons, seed, L=1024):
+    counts = np.concatenate([[100_000], np.ones(singletons, dtype=np.int64)])
+    rng = np.random.default_rng(seed)
+    mech = BFRRCE(epsilon=4.0, L=L, hash_seed=int(rng.integers(2 ** 31)))
+    agg = mech.simulate(rng.integers(0, 2 ** 62, counts.size), counts=counts, rng=rng)
+    return mech, agg, counts.size
+
+
+def test_upper_bound_below_d_star_takes_the_whole_level(monkeypatch):
+    """The confidence set {D <= d* : D <= B(α)} ∪ {D > d* : D <= M}: where the bound with the laws'
+    shares (M) is at most d* = laws_below, the upper end is min(d*, B(α)) with B at the whole α;
+    above d* it is M. One value of 10^5 users and 1,000 singletons, L = 1024 (d* = 4,096)."""
+    mech, agg, _ = _heavy_and_singletons(1000, 0)
+    observed = Observed(agg.counts, mech.design(agg.n))
+    laws, alpha = mech.degraded_laws(), 0.025
+    assert bounds.laws_below(observed.design) == bounds.LAWS_FROM * mech.L / mech.l
+    shared, _ = bounds.upper_bound(observed, bounds.law_shares(observed.design, laws)[0] * alpha)
+    whole, _ = bounds.upper_bound(observed, alpha)
+    got, info = bounds.upper_bound_over_laws(observed, laws, alpha)
+    assert whole < shared <= bounds.laws_below(observed.design)
+    assert got == whole and info["upper_epsilon"] is None
+    monkeypatch.setattr(bounds, "LAWS_FROM", shared * mech.l / mech.L / 2)   # d* below M: the end is M
+    assert bounds.upper_bound_over_laws(observed, laws, alpha)[0] == shared
+
+
+def test_upper_bound_below_d_star_holds_at_its_level():
+    """The same data over 300 runs (new hash seed and noise each): the upper bound, at the whole
+    α/2 = 0.025 below d*, misses the true D in at most 0.025 + 3 binomial sd of the runs."""
+    runs, miss = 300, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        for seed in range(runs):
+            mech, agg, D = _heavy_and_singletons(1000, seed)
+            est = mech.estimate(agg)
+            assert est.upper <= bounds.laws_below(mech.design(agg.n))
+            miss += est.upper < D
+    assert miss / runs <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / runs)
