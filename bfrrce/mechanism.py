@@ -662,10 +662,14 @@ class BFRRCE(Mechanism):
         return est
 
     def identifying(self, n: int, D: float) -> dict[str, float | None]:
-        """The ε (same n) and the n (same ε) at which the advisor's model of ``value``
-        (:func:`bfrrce.advice.predicted_aare`, D equal frequencies) puts the relative error e at
-        most 1/6, so that ±2e spans a factor (1 + 1/3)/(1 − 1/3) = 2: ε up to 8 times and n up to
-        1,024 times the present one, None beyond.
+        """The ε (same n) and the n (same ε) at which the advisor's model (D equal frequencies)
+        puts the interval within 2×: the relative error e of ``value``
+        (:func:`bfrrce.advice.predicted_aare`) at most 1/6, so that ±2e spans a factor
+        (1 + 1/3)/(1 − 1/3) = 2, and the upper bound's mass balance at the truth
+        (:func:`bfrrce.advice.predicted_upper`) at most (1 − 1/6)·2·D, so that it is within 2× of
+        a lower bound within 1/6 of D: ε up to 8 times and n up to 1,024 times the present one,
+        None beyond (one value held by all users is never located closer than the noise of its
+        own columns, whatever ε and n).
 
         Parameters
         ----------
@@ -679,14 +683,15 @@ class BFRRCE(Mechanism):
         dict
             {"epsilon": ε or None, "n": n or None}.
         """
-        from .advice import predicted_aare  # advice imports this module
+        from .advice import predicted_aare, predicted_upper  # advice imports this module
 
         target = math.sqrt(2 / math.pi) / 6
 
         def good(users, eps):
             _, p, q, _ = budget(float(eps), None, self.l, self.perturbation, self.unit)
             with np.errstate(invalid="ignore"):              # the model's power can round past 1
-                return float(predicted_aare(int(users), [D], p, q, self.L, self.l)[0]) <= target
+                close = float(predicted_aare(int(users), [D], p, q, self.L, self.l)[0]) <= target
+            return close and predicted_upper(int(users), D, p, q, self.L, self.l) <= 2 * (1 - 1 / 6) * D
 
         eps = next((float(e) for e in self.epsilon * 2 ** (np.arange(1, 13) / 4) if good(n, e)), None)
         users = next((int(m) for m in n * 2 ** np.arange(1, 11) if m >= D and good(m, self.epsilon)), None)

@@ -182,9 +182,13 @@ class CardinalityEstimate:
                      "fell below it; quote the bounds)" if self.value == lo else
                      f"estimate {self.value:,.0f} [{self.method}], not a measurement (no ±: the data do "
                      f"not support one), assuming {self.assumption}")]
+            model = f"the advisor's model (about {self.value:,.0f} values of equal frequency)"
             if hint:
-                head.append(f"to locate it within {IDENTIFIED_RATIO:g}×, the advisor's model (about "
-                            f"{self.value:,.0f} values of equal frequency) needs {hint}")
+                head.append(f"to locate it within {IDENTIFIED_RATIO:g}×, {model} needs {hint}")
+            elif where:
+                head.append(f"no ε up to 8× this one and no n up to 1,024× would locate it within "
+                            f"{IDENTIFIED_RATIO:g}× by {model}: the users outside the visible columns "
+                            "stay uncertain by the noise of the visible columns themselves")
         lines = [
             *head,
             f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that a "

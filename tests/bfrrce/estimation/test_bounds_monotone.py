@@ -138,3 +138,37 @@ def test_upper_bound_below_d_star_holds_at_its_level():
             assert est.upper <= bounds.laws_below(mech.design(agg.n))
             miss += est.upper < D
     assert miss / runs <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / runs)
+
+
+def test_one_value_held_by_all_is_never_located_closer_and_the_printout_says_so():
+    """One value of 10^6 users at ε = 4, L = 1024: the users outside its column stay uncertain by
+    that column's own noise (sd ≈ 1,000 users at p = ½), so no ε or n of the search
+    puts the mass balance within 2× (``identified_at`` is None for both) and the printout says
+    so instead of naming an ε."""
+    from bfrrce.advice import predicted_upper
+
+    mech = BFRRCE(epsilon=4.0, L=1024)
+    est = mech.estimate(mech.simulate(np.array([7]), counts=np.array([10 ** 6]), rng=0))
+    assert est.details["identified_at"] == {"epsilon": None, "n": None}
+    assert "no ε up to 8× this one and no n up to 1,024×" in str(est)
+    high = BFRRCE(epsilon=32.0, L=1024)
+    assert predicted_upper(10 ** 6, 1, high.p, high.q, 1024, 1) > 2 * (1 - 1 / 6)    # the search's end
+
+
+def test_the_named_epsilon_puts_the_predicted_mass_balance_within_two():
+    """200 values × 5,000 users at ε = 8, L = 4096: the mass balance's prediction is above 5/3·D
+    at ε = 8 and at most that at the ε that ``identified_at`` names, and not at the grid point
+    below it (the first ε of the grid ε·2^{k/4} that passes both criteria)."""
+    from bfrrce.advice import predicted_upper
+
+    mech = BFRRCE(epsilon=8.0, L=4096)
+    est = mech.estimate(mech.simulate(np.arange(200), counts=np.full(200, 5000), rng=0))
+    eps = est.details["identified_at"]["epsilon"]
+    assert eps is not None and eps > 8.0
+
+    def predicted(e):
+        m = BFRRCE(epsilon=e, L=4096)
+        return predicted_upper(10 ** 6, 200, m.p, m.q, 4096, 1)
+
+    assert predicted(8.0) > 2 * (1 - 1 / 6) * 200 >= predicted(eps)
+    assert predicted(eps * 2 ** -0.25) > 2 * (1 - 1 / 6) * 200
