@@ -687,15 +687,27 @@ class BFRRCE(Mechanism):
 
         target = math.sqrt(2 / math.pi) / 6
 
-        def good(users, eps):
-            _, p, q, _ = budget(float(eps), None, self.l, self.perturbation, self.unit)
-            with np.errstate(invalid="ignore"):              # the model's power can round past 1
-                close = float(predicted_aare(int(users), [D], p, q, self.L, self.l)[0]) <= target
-            return close and predicted_upper(int(users), D, p, q, self.L, self.l) <= 2 * (1 - 1 / 6) * D
+        def law(eps):
+            return budget(float(eps), None, self.l, self.perturbation, self.unit)[1:3]
 
-        eps = next((float(e) for e in self.epsilon * 2 ** (np.arange(1, 13) / 4) if good(n, e)), None)
-        users = next((int(m) for m in n * 2 ** np.arange(1, 11) if m >= D and good(m, self.epsilon)), None)
-        return {"epsilon": eps, "n": users}
+        def close(users, eps):
+            with np.errstate(invalid="ignore"):              # the model's power can round past 1
+                return float(predicted_aare(int(users), [D], *law(eps), self.L, self.l)[0]) <= target
+
+        def narrow(users, eps):
+            return predicted_upper(int(users), D, *law(eps), self.L, self.l) <= 2 * (1 - 1 / 6) * D
+
+        # the mass balance narrows with ε (bisection on the grid past the first close ε) and
+        # widens with n at a fixed D (only the first close n can pass)
+        grid = [float(e) for e in self.epsilon * 2 ** (np.arange(1, 13) / 4)]
+        start = next((i for i, e in enumerate(grid) if close(n, e)), len(grid))
+        lo, hi = start, len(grid)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if narrow(n, grid[mid]) else (mid + 1, hi)
+        users = next((int(m) for m in n * 2 ** np.arange(1, 11) if m >= D and close(m, self.epsilon)), None)
+        return {"epsilon": grid[lo] if lo < len(grid) else None,
+                "n": users if users is not None and narrow(users, self.epsilon) else None}
 
 
 class _SeedAlias(int):
