@@ -831,6 +831,8 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     did not help) it is the bound on the sums as reported at the whole α, above d* the minimum
     just described. The confidence set {D <= d* : D <= B(α)} ∪ {D > d* : D <= M} has the
     upper end M where M > d*, and min(d*, B(α)) otherwise (docs/estimation.md, "Monotone in ε").
+    B(α) is computed with cap d*, which :func:`values_upper_certified` takes as a premise on the
+    light values: true for every D that this test decides.
 
     Parameters
     ----------
@@ -849,7 +851,11 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
         the sums as reported).
     """
     design = observed.design
-    shares = law_shares(design, laws)
+    shares, below = law_shares(design, laws), laws_below(design)
+    if design.cap <= below and shares[0] < 1:        # M <= cap <= d*: only the tests of D <= d*
+        best, info = upper_bound(observed, alpha)
+        info["upper_epsilon"] = None
+        return best, info
     best, info = upper_bound(observed, shares[0] * alpha)
     info["upper_epsilon"] = None
     if (info.get("users_out_by") == "exact" or info.get("columns_in", design.L) > LAWS_ABOVE * design.L
@@ -864,7 +870,6 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
                 best, info = value, {**got, "upper_epsilon": eps}
             elif best < design.cap:           # no better than the best below the cap: stop (speed)
                 break
-    below = laws_below(design)
     if best <= below and shares[0] < 1:   # no D above `below` is left; its tests take all of α
         best, info = upper_bound(observed, alpha, cap=below)
         info["upper_epsilon"] = None

@@ -127,9 +127,9 @@ def test_upper_bound_below_d_star_takes_the_whole_level(monkeypatch):
 
 
 def test_upper_bound_below_d_star_holds_at_its_level():
-    """The same data over 300 runs (new hash seed and noise each): the upper bound, at the whole
+    """The same data over 200 runs (new hash seed and noise each): the upper bound, at the whole
     α/2 = 0.025 below d*, misses the true D in at most 0.025 + 3 binomial sd of the runs."""
-    runs, miss = 300, 0
+    runs, miss = 200, 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
         for seed in range(runs):
