@@ -62,7 +62,7 @@ from protocols.shuffle import largest_local_epsilon
 
 from .calibration import PERTURBATIONS
 from .estimation import combine
-from .estimation.bounds import FALSE_POSITIVE, MASS_SHARE, THRESHOLDS, values_upper_by_slots
+from .estimation.bounds import FALSE_POSITIVE, MASS_SHARE, THRESHOLDS, slots_excess, values_upper_by_slots
 from .estimation.occupancy import P_GRID
 from .mechanism import BFRRCE
 from .sums import ColumnSums, null_variance
@@ -249,14 +249,37 @@ def predicted_upper(n: int, D: float, p: float, q: float, L: int, l: int) -> flo
     float
         The predicted upper bound on D (values).
     """
+    return values_upper_by_slots(*_predicted_balance(n, D, p, q, L, l))
+
+
+def predicted_within(n: int, D: float, p: float, q: float, L: int, l: int, target: float) -> bool:
+    """Whether :func:`predicted_upper` is at most ``target``, by one evaluation of the slots'
+    inequality at the target (:func:`.estimation.bounds.slots_excess`) instead of its search.
+
+    Parameters
+    ----------
+    n, D, p, q, L, l
+        As :func:`predicted_upper`.
+    target : float
+        Values.
+
+    Returns
+    -------
+    bool
+    """
+    users_out, occupied, L, l, level = _predicted_balance(n, D, p, q, L, l)
+    return slots_excess(users_out, occupied, L, l, level)(target) > 0
+
+
+def _predicted_balance(n, D, p, q, L, l):
+    """(U⁺, occupied columns, L, l, the slots' level) of :func:`predicted_upper`."""
     occupied = L * -math.expm1(l * D * math.log1p(-1 / L))
     inner = l * D * float(count_variance(min(n / D, n), n, p, q))
     outer = max(L - occupied, 0.0) * float(count_variance(0, n, p, q))
     sigma = math.sqrt(1 / (1 / inner + 1 / outer)) if inner > 0 and outer > 0 else math.sqrt(inner)
     share = 0.025 * THRESHOLDS[0][0]
     z = -float(special.ndtri(MASS_SHARE * share))
-    return values_upper_by_slots(z * sigma / (p - q), min(round(occupied), L - 1), L, l,
-                                 (1 - MASS_SHARE - FALSE_POSITIVE) * share)
+    return z * sigma / (p - q), min(round(occupied), L - 1), L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * share
 
 
 def _configurations(Ls, ls, perturbations):

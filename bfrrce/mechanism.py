@@ -666,7 +666,8 @@ class BFRRCE(Mechanism):
         puts the interval within 2×: the relative error e of ``value``
         (:func:`bfrrce.advice.predicted_aare`) at most 1/6, so that ±2e spans a factor
         (1 + 1/3)/(1 − 1/3) = 2, and the upper bound's mass balance at the truth
-        (:func:`bfrrce.advice.predicted_upper`) at most (1 − 1/6)·2·D, so that it is within 2× of
+        (:func:`bfrrce.advice.predicted_upper`, read by :func:`bfrrce.advice.predicted_within`)
+        at most (1 − 1/6)·2·D, so that it is within 2× of
         a lower bound within 1/6 of D: ε up to 8 times and n up to 1,024 times the present one,
         None beyond (one value held by all users is never located closer than the noise of its
         own columns, whatever ε and n).
@@ -683,7 +684,7 @@ class BFRRCE(Mechanism):
         dict
             {"epsilon": ε or None, "n": n or None}.
         """
-        from .advice import predicted_aare, predicted_upper  # advice imports this module
+        from .advice import predicted_aare, predicted_within  # advice imports this module
 
         target = math.sqrt(2 / math.pi) / 6
 
@@ -695,7 +696,7 @@ class BFRRCE(Mechanism):
                 return float(predicted_aare(int(users), [D], *law(eps), self.L, self.l)[0]) <= target
 
         def narrow(users, eps):
-            return predicted_upper(int(users), D, *law(eps), self.L, self.l) <= 2 * (1 - 1 / 6) * D
+            return predicted_within(int(users), D, *law(eps), self.L, self.l, 2 * (1 - 1 / 6) * D)
 
         # the mass balance narrows with ε (bisection on the grid past the first close ε) and
         # widens with n at a fixed D (only the first close n can pass)

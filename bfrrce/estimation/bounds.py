@@ -474,15 +474,24 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
     K. Joag-Dev, F. Proschan, "Negative association of random variables, with applications",
     Ann. Statist. 11(1), 1983.
     """
+    if inside >= L:
+        return math.inf
+    excess = slots_excess(users_out, inside, L, l, alpha)
+    low = users_out(0.0) if callable(users_out) else users_out
+    return _largest_satisfying(excess, min(max(low, 0.0) / l, cap), inside + 1.0, cap)
+
+
+def slots_excess(users_out, inside: int, L: int, l: int, alpha: float) -> Callable[[float], float]:
+    """D ↦ l·D − R⁺ − top⁺(D) − U⁺(D) of :func:`values_upper_by_slots` (same arguments),
+    non-decreasing: where it is positive at D, that bound is at most D (one evaluation instead
+    of the search)."""
     bound = users_out if callable(users_out) else (lambda d, u=users_out: u)
 
     def excess(d):
         return l * d - _repeats_upper(d, L, l, alpha / 2) - _slots_upper(d, inside, L, l, alpha / 2) \
             - max(bound(d), 0.0)
 
-    if inside >= L:
-        return math.inf
-    return _largest_satisfying(excess, min(max(bound(0.0), 0.0) / l, cap), inside + 1.0, cap)
+    return excess
 
 
 def _repeats_upper(values: float, L: int, l: int, alpha: float) -> float:
@@ -648,7 +657,7 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
 
 
 def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
-                shift: Callable[[int], float] | None = None) -> tuple[float, dict]:
+                shift: Callable[[int], float] | None = None, parts: list | None = None) -> tuple[float, dict]:
     """One-sided upper confidence bound on D at level 1 − α (mass balance), and its ingredients.
 
     For each threshold τ of :data:`THRESHOLDS` (Bonferroni over them: the null quantile that no
@@ -670,6 +679,8 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
     shift : callable, optional
         |H| ↦ users added to U⁺ (the most that fake reports can have hidden,
         :func:`bfrrce.manipulation.robust_interval`).
+    parts : list, optional
+        ``list(_threshold_parts(observed, alpha, shift))`` if already computed.
 
     Returns
     -------
@@ -677,16 +688,37 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
         The bound and the ingredients of the threshold that gave it.
     """
     design = observed.design
-    n, p, q, L, l, total = design.n, design.p, design.q, design.L, design.l, design.total
-    counts, t_hat, var_hat = observed.counts, observed.t_hat, observed.variance
+    n, p, q, L, l = design.n, design.p, design.q, design.L, design.l
     cap = design.cap if cap is None else min(cap, design.cap)
     best, chosen = math.inf, {}
+    for tau, visible, users_out, way, slots in parts or _threshold_parts(observed, alpha, shift):
+        inside = int(np.sum(visible))
+        certify = not callable(users_out)       # not in the exact regime: a choice by (n, p, q)
+        values = values_upper_by_slots(users_out, inside, L, l, (1 - CERTIFY_SHARE * certify) * slots,
+                                       cap=min(float(cap), best))       # no search past the best
+        if not certify:
+            users_out = users_out(min(values, float(cap)))
+        else:
+            values = values_upper_certified(users_out, observed.counts[visible], n=n, p=p, q=q, L=L, l=l,
+                                            tau=tau, alpha=CERTIFY_SHARE * slots, cap=values)
+        if values < best:
+            best, chosen = values, {"tau": float(tau), "columns_in": inside,
+                                    "users_out_upper": users_out, "users_out_by": way}
+    return min(best, float(cap)), {"upper_by_mass_balance": best, **chosen}
+
+
+def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], float] | None = None):
+    """For each threshold of :data:`THRESHOLDS` at its share of α, in :func:`upper_bound`'s
+    order: (τ, the visible mask, U⁺ (D ↦ U⁺ in the exact regime), how U⁺ was read, the level
+    left for the slots)."""
+    design = observed.design
+    n, p, q, L, l, total = design.n, design.p, design.q, design.L, design.l, design.total
+    counts, t_hat, var_hat = observed.counts, observed.t_hat, observed.variance
     for share, tail in THRESHOLDS:
         a = share * alpha
         clean = tail is None                    # no empty column above τ, but with probability
         tau = null_quantile(FALSE_POSITIVE * a / L if clean else tail(L), n, q)
         visible = counts > tau
-        inside = int(np.sum(visible))
         if exact_regime(n, p, q):
             users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
                                             total=math.inf if total is None else total,
@@ -696,22 +728,42 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
             users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
                                                  total=total, alpha=MASS_SHARE * a)
         if shift is not None:
-            extra = shift(inside)
+            extra = shift(int(np.sum(visible)))
             users_out = ((lambda v, f=users_out, x=extra: f(v) + x) if callable(users_out)
                          else users_out + extra)
-        slots = (1 - MASS_SHARE - FALSE_POSITIVE) * a
-        certify = not callable(users_out)       # not in the exact regime: a choice by (n, p, q)
-        values = values_upper_by_slots(users_out, inside, L, l, (1 - CERTIFY_SHARE * certify) * slots,
-                                       cap=min(float(cap), best))       # no search past the best
-        if not certify:
-            users_out = users_out(min(values, float(cap)))
-        else:
-            values = values_upper_certified(users_out, counts[visible], n=n, p=p, q=q, L=L, l=l, tau=tau,
-                                            alpha=CERTIFY_SHARE * slots, cap=values)
-        if values < best:
-            best, chosen = values, {"tau": float(tau), "columns_in": inside,
-                                    "users_out_upper": users_out, "users_out_by": way}
-    return min(best, float(cap)), {"upper_by_mass_balance": best, **chosen}
+        yield tau, visible, users_out, way, (1 - MASS_SHARE - FALSE_POSITIVE) * a
+
+
+def upper_bound_at_most(observed: Observed, parts: list, d: float) -> bool:
+    """Whether :func:`upper_bound` with the threshold ingredients ``parts`` is sure to be at most
+    ``d`` without computing it: some threshold's slot inequality already fails at D = d
+    (:func:`values_upper_by_slots` then stops at or below d, and the certified step only lowers
+    it). False says nothing.
+
+    Parameters
+    ----------
+    observed : Observed
+        The column sums.
+    parts : list
+        ``list(_threshold_parts(observed, alpha))``.
+    d : float
+        The value to compare with.
+
+    Returns
+    -------
+    bool
+    """
+    design = observed.design
+    if d >= design.cap:
+        return True
+    for _, visible, users_out, _, slots in parts:
+        inside = int(np.sum(visible))
+        level = (1 - CERTIFY_SHARE * (not callable(users_out))) * slots
+        if inside >= design.L:
+            continue
+        if slots_excess(users_out, inside, design.L, design.l, level)(d) > 0:
+            return True
+    return False
 
 
 def thinning(p: float, q: float, p2: float, q2: float) -> tuple[float, float] | None:
@@ -852,11 +904,12 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     """
     design = observed.design
     shares, below = law_shares(design, laws), laws_below(design)
-    if design.cap <= below and shares[0] < 1:        # M <= cap <= d*: only the tests of D <= d*
-        best, info = upper_bound(observed, alpha)
+    parts = list(_threshold_parts(observed, shares[0] * alpha))
+    if shares[0] < 1 and below > 0 and upper_bound_at_most(observed, parts, below):
+        best, info = upper_bound(observed, alpha, cap=below)    # M <= d*: only the tests of D <= d*
         info["upper_epsilon"] = None
         return best, info
-    best, info = upper_bound(observed, shares[0] * alpha)
+    best, info = upper_bound(observed, shares[0] * alpha, parts=parts)
     info["upper_epsilon"] = None
     if (info.get("users_out_by") == "exact" or info.get("columns_in", design.L) > LAWS_ABOVE * design.L
             or best >= design.cap):  # where a bound loosens with ε: exact regime, full filter, the cap

@@ -159,7 +159,7 @@ def test_the_named_epsilon_puts_the_predicted_mass_balance_within_two():
     """200 values × 5,000 users at ε = 8, L = 4096: the mass balance's prediction is above 5/3·D
     at ε = 8 and at most that at the ε that ``identified_at`` names, and not at the grid point
     below it (the first ε of the grid ε·2^{k/4} that passes both criteria)."""
-    from bfrrce.advice import predicted_upper
+    from bfrrce.advice import predicted_upper, predicted_within
 
     mech = BFRRCE(epsilon=8.0, L=4096)
     est = mech.estimate(mech.simulate(np.arange(200), counts=np.full(200, 5000), rng=0))
@@ -172,3 +172,24 @@ def test_the_named_epsilon_puts_the_predicted_mass_balance_within_two():
 
     assert predicted(8.0) > 2 * (1 - 1 / 6) * 200 >= predicted(eps)
     assert predicted(eps * 2 ** -0.25) > 2 * (1 - 1 / 6) * 200
+    for e in (8.0, eps * 2 ** -0.25, eps, 2 * eps):            # the one-evaluation reading agrees
+        m = BFRRCE(epsilon=e, L=4096)
+        assert predicted_within(10 ** 6, 200, m.p, m.q, 4096, 1, 2 * (1 - 1 / 6) * 200) == (
+            predicted(e) <= 2 * (1 - 1 / 6) * 200)
+
+
+def test_at_most_is_never_wrong_about_the_bound():
+    """upper_bound_at_most (one evaluation of the slots' inequality a threshold) says True only
+    where upper_bound is at most d: checked on three profiles at d from B/2 to 4B, and it
+    says True at the cap and well above B (where the search would be wasted)."""
+    for singletons in (0, 300, 3000):
+        mech, agg, _ = _heavy_and_singletons(singletons, 1)
+        observed = Observed(agg.counts, mech.design(agg.n))
+        parts = list(bounds._threshold_parts(observed, 0.02))
+        value, _ = bounds.upper_bound(observed, 0.02, parts=parts)
+        assert value == bounds.upper_bound(observed, 0.02)[0]
+        for d in (value / 2, value * 0.999, value * 1.01, 2 * value, 4 * value):
+            if bounds.upper_bound_at_most(observed, parts, d):
+                assert value <= d
+        assert bounds.upper_bound_at_most(observed, parts, 4 * value)
+        assert bounds.upper_bound_at_most(observed, parts, agg.n)
