@@ -482,9 +482,25 @@ def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: 
 
 
 def slots_excess(users_out, inside: int, L: int, l: int, alpha: float) -> Callable[[float], float]:
-    """D ↦ l·D − R⁺ − top⁺(D) − U⁺(D) of :func:`values_upper_by_slots` (same arguments),
-    non-decreasing: where it is positive at D, that bound is at most D (one evaluation instead
-    of the search)."""
+    """D ↦ l·D − R⁺ − top⁺(D) − U⁺(D) of :func:`values_upper_by_slots`, non-decreasing: where it
+    is positive at D, that bound is at most D (one evaluation instead of the search).
+
+    Parameters
+    ----------
+    users_out : float or callable
+        U⁺, or D ↦ U⁺ (as :func:`values_upper_by_slots`).
+    inside : int
+        |H|.
+    L, l : int
+        Filter size and hashes per value.
+    alpha : float
+        Error probability of the slots' bound.
+
+    Returns
+    -------
+    callable
+        D ↦ the excess.
+    """
     bound = users_out if callable(users_out) else (lambda d, u=users_out: u)
 
     def excess(d):
