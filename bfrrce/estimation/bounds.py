@@ -39,8 +39,9 @@ from .design import Design, Observed
 
 THRESHOLDS = (  # (share of α, null tail of τ given L); None: no empty column passes (FALSE_POSITIVE)
     (0.85, None),
-    (0.1, lambda L: 1 / L),       # about one empty column above τ
+    (0.05, lambda L: 1 / L),      # about one empty column above τ
     (0.05, lambda L: 0.02),       # the 0.98 quantile of an empty column's sum
+    (0.05, lambda L: 0.1),        # the 0.9 quantile: values just under the others (selection_bias)
 )
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.9       # ... for the users outside (the rest for the values' slots)
@@ -678,7 +679,7 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
 
     For each threshold τ of :data:`THRESHOLDS` (Bonferroni over them: the null quantile that no
     empty column passes but with probability :data:`FALSE_POSITIVE` of the share, the 1 − 1/L
-    quantile and the 0.98 quantile), H = {j : c_j > τ}; U⁺ bounds the users outside H (:func:`users_outside_upper`,
+    quantile, the 0.98 and the 0.9 quantiles), H = {j : c_j > τ}; U⁺ bounds the users outside H (:func:`users_outside_upper`,
     or :func:`users_outside_exact` where an empty column's sum has sd below
     :data:`EXACT_BELOW`; :data:`MASS_SHARE` of the share), and :func:`values_upper_by_slots`
     turns it into values (the rest). The smallest bound over the thresholds is kept, and D is

@@ -431,3 +431,28 @@ def test_binomial_upper_is_the_exact_quantile():
             exact = np.ceil(special.bdtrik(1 - alpha, n, prob))
             exact = np.where(np.isnan(exact), 0.0, exact)
             np.testing.assert_array_equal(occupancy.binomial_upper(alpha, n, prob), exact)
+
+
+@pytest.mark.parametrize("n, q", [(10 ** 4, 0.12), (10 ** 5, 0.0067), (10 ** 6, 3.4e-4)])
+def test_selection_bias_window_is_conservative_at_every_threshold_of_the_bound(n, q):
+    """The window estimate of B (columns within ⌈σ₀/2⌉ counts of τ, over the window's width,
+    times the variance) has, on empty columns, an expectation at least the exact
+    B = L·E[(c − nq)·1{c > τ}]/(p − q) at each threshold of THRESHOLDS: the null density is convex
+    more than 1 sd above its mean, where the window's average exceeds the density at τ. At the
+    median (concave, the density's peak) it falls short, which is why no threshold sits there."""
+    p, L = 0.5, 4096
+    law = stats.binom(n, q)
+    sd0 = math.sqrt(n * q * (1 - q))
+    w = math.ceil(sd0 / 2)
+
+    def ratio(tau):
+        near = law.cdf(tau + w) - law.cdf(tau - w - 1)
+        expected = L * near * sd0 ** 2 / ((2 * w + 1) * (p - q))
+        c = np.arange(int(tau) + 1, int(n * q + 40 * sd0 + 40))
+        exact = L * float(np.sum((c - n * q) * law.pmf(c))) / (p - q)
+        return expected / exact
+
+    for share, tail in bounds.THRESHOLDS:
+        tau = bounds.null_quantile(bounds.FALSE_POSITIVE * share * 0.025 / L if tail is None else tail(L), n, q)
+        assert ratio(tau) >= 1
+    assert ratio(bounds.null_quantile(0.5, n, q)) < 1
