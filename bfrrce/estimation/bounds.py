@@ -949,9 +949,9 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
 def laws_below(design: Design) -> float:
     """The D up to which :func:`upper_bound_over_laws` tests on the sums as reported alone, at the
     whole level: :data:`LAWS_FROM`·L/l, the D whose l·D slots fill all but e^{−4} ≈ 2% of the
-    columns in expectation (0 in the exact regime, where the first law serves every D). On the
-    coverage grid the laws gave a smaller bound than the sums as reported at the whole level,
-    outside the exact regime, only above 8·L/l (docs/estimation.md, "Monotone in ε").
+    columns in expectation (0 in the exact regime, where the first law serves every D): the laws
+    serve full filters, and below this D the filter is not full (docs/estimation.md, "Monotone
+    in ε", has the measurement).
 
     Parameters
     ----------

@@ -181,7 +181,7 @@ def test_the_named_epsilon_puts_the_predicted_mass_balance_within_two():
 def test_at_most_is_never_wrong_about_the_bound():
     """upper_bound_at_most (one evaluation of the slots' inequality a threshold) says True only
     where upper_bound is at most d: checked on three profiles at d from B/2 to 4B, and it
-    says True at the cap and well above B (where the search would be wasted)."""
+    says True at the cap."""
     for singletons in (0, 300, 3000):
         mech, agg, _ = _heavy_and_singletons(singletons, 1)
         observed = Observed(agg.counts, mech.design(agg.n))
@@ -191,5 +191,4 @@ def test_at_most_is_never_wrong_about_the_bound():
         for d in (value / 2, value * 0.999, value * 1.01, 2 * value, 4 * value):
             if bounds.upper_bound_at_most(observed, parts, d):
                 assert value <= d
-        assert bounds.upper_bound_at_most(observed, parts, 4 * value)
         assert bounds.upper_bound_at_most(observed, parts, agg.n)
