@@ -181,7 +181,7 @@ def _estimate(mech, agg, method, data, threshold):
     candidates = data.candidate_positions(mech) if method in CANDIDATE_METHODS else None
     return estimate_cardinality(Observed(agg.counts, mech.design(agg.n)), method=method, confidence=0.95,
                                 parameters=mech.parameters, candidates=candidates, threshold=threshold,
-                                degraded=mech.degraded_laws())
+                                degraded=mech.degraded_laws(agg.n))
 
 
 def _runs(methods, thresholds):

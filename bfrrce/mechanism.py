@@ -22,7 +22,9 @@ from protocols.core.base import Mechanism, user_counts
 from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
 from protocols.core.hashing import deduplicate, distinct_keys
-from protocols.core.perturbation import bit_vector_distribution, perturb_positions, simulate_column_sums
+from protocols.core.lazy import optimize
+from protocols.core.perturbation import (bit_vector_distribution, count_variance, perturb_positions,
+                                          simulate_column_sums)
 from protocols.shuffle import shuffled_epsilon
 
 from .calibration import budget
@@ -30,6 +32,7 @@ from .bloom import BloomFilter
 from .columns import NULLS, KeyColumn, column_keys, is_column
 from .identity import batch_sums
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
+from .estimation.bounds import EXACT_BELOW, exact_regime
 from .estimation.design import Candidates, Design, Observed
 from .estimation.result import identified
 from .sums import MAX_REPORTS, ColumnSums, Debiased, check_column_sums, debias, null_variance
@@ -564,11 +567,22 @@ class BFRRCE(Mechanism):
         positions = self.bloom.positions(values)
         return Candidates(positions, self.bloom.column_counts(positions))
 
-    def degraded_laws(self) -> dict[float, tuple[float, float]]:
+    def degraded_laws(self, n: int | None = None) -> dict[float, tuple[float, float]]:
         """{ε': (p', q')} of this configuration at the three ε' of the grid 2^{k/2} in [ε/2√2, ε), from
         the top down, where :meth:`estimate` also computes the upper bound on exactly degraded
         sums (a bound at ε is then at most the bound at each ε' of the grid within a factor 2√2
         below it, computed at one law's share of the level, docs/estimation.md).
+
+        Given ``n``, where n reports at ε fall in the exact regime (an empty column's sum has sd
+        below :data:`~bfrrce.estimation.bounds.EXACT_BELOW`) and ε/2√2 does not, the laws are
+        instead ε_x, ε_x/√2 and ε_x/2, ε_x the ε' at which that sd is EXACT_BELOW: the least
+        noisy law outside the exact regime, to which the sums are degraded once
+        (:func:`~bfrrce.estimation.bounds.upper_bound_over_laws`).
+
+        Parameters
+        ----------
+        n : int, optional
+            The number of reports.
 
         Returns
         -------
@@ -576,12 +590,19 @@ class BFRRCE(Mechanism):
             {ε': (p', q')}, three laws, highest ε' first.
         """
         top = math.ceil(2 * math.log2(self.epsilon)) - 1
-        out = {}
-        for k in range(top, top - DEGRADED_LAWS, -1):
-            eps = 2.0 ** (k / 2)
-            _, p, q, _ = budget(eps, None, self.l, self.perturbation, self.unit)
-            out[eps] = (p, q)
-        return out
+        grid = [2.0 ** (k / 2) for k in range(top, top - DEGRADED_LAWS, -1)]
+        low = self.epsilon / (2 * math.sqrt(2))
+        if n is not None and exact_regime(n, self.p, self.q) and not exact_regime(n, *self._law(low)):
+            edge = optimize.brentq(lambda e: math.sqrt(count_variance(0, n, *self._law(e))) - EXACT_BELOW,
+                                   low, self.epsilon)
+            edge = next(e for e in (edge, edge - 1e-6, low) if not exact_regime(n, *self._law(e)))
+            grid = [edge / 2.0 ** (k / 2) for k in range(DEGRADED_LAWS)]
+        return {eps: self._law(eps) for eps in grid}
+
+    def _law(self, epsilon: float) -> tuple[float, float]:
+        """(p, q) of this configuration at ``epsilon``."""
+        _, p, q, _ = budget(epsilon, None, self.l, self.perturbation, self.unit)
+        return p, q
 
     def estimate(self, aggregate: ColumnSums, candidates: Sequence | None = None, method: str = "auto",
                  confidence: float = 0.95, threshold: float = 0.5, alpha: float = 0.05,
@@ -647,7 +668,7 @@ class BFRRCE(Mechanism):
             hashed = self.hash_candidates(candidates)
         est = estimate_cardinality(Observed(agg.counts, self.design(agg.n)), method=method,
                                    confidence=confidence, parameters=self.parameters,
-                                   candidates=hashed, threshold=threshold, degraded=self.degraded_laws())
+                                   candidates=hashed, threshold=threshold, degraded=self.degraded_laws(agg.n))
         if hashed is not None and method == "corrected":
             est.details["detected"] = detected_candidates(debias(agg.counts, agg.n, self.p, self.q),
                                                           hashed.positions, alpha)

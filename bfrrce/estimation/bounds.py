@@ -674,7 +674,8 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
 
 
 def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
-                shift: Callable[[int], float] | None = None, parts: list | None = None) -> tuple[float, dict]:
+                shift: Callable[[int], float] | None = None, parts: list | None = None,
+                law: tuple[float, float] | None = None) -> tuple[float, dict]:
     """One-sided upper confidence bound on D at level 1 − α (mass balance), and its ingredients.
 
     For each threshold τ of :data:`THRESHOLDS` (Bonferroni over them: the null quantile that no
@@ -698,6 +699,9 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
         :func:`bfrrce.manipulation.robust_interval`).
     parts : list, optional
         ``list(_threshold_parts(observed, alpha, shift))`` if already computed.
+    law : (float, float), optional
+        (p′, q′) of a smaller ε: the thresholds are that law's, read at their users
+        (:func:`law_thresholds`).
 
     Returns
     -------
@@ -708,7 +712,7 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
     n, p, q, L, l = design.n, design.p, design.q, design.L, design.l
     cap = design.cap if cap is None else min(cap, design.cap)
     best, chosen = math.inf, {}
-    for tau, visible, users_out, way, slots in parts or _threshold_parts(observed, alpha, shift):
+    for tau, visible, users_out, way, slots in parts or _threshold_parts(observed, alpha, shift, law):
         inside = int(np.sum(visible))
         certify = not callable(users_out)       # not in the exact regime: a choice by (n, p, q)
         values = values_upper_by_slots(users_out, inside, L, l, (1 - CERTIFY_SHARE * certify) * slots,
@@ -724,17 +728,45 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
     return min(best, float(cap)), {"upper_by_mass_balance": best, **chosen}
 
 
-def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], float] | None = None):
-    """For each threshold of :data:`THRESHOLDS` at its share of α, in :func:`upper_bound`'s
-    order: (τ, the visible mask, U⁺ (D ↦ U⁺ in the exact regime), how U⁺ was read, the level
-    left for the slots)."""
+def law_threshold(tail: float, design: Design, law: tuple[float, float] | None = None) -> float:
+    """The count threshold of null tail ``tail``: τ = isf of an empty column's Binomial(n, q); with
+    ``law`` = (p′, q′), that law's threshold τ′ read at the same users,
+    ⌊nq + (p − q)(τ′ − nq′)/(p′ − q′)⌋. On sums as reported (less noisy than the law's), this
+    selects the columns the sums degraded to that law would select in expectation, without the
+    degradation's noise; an empty column passes it with a probability below ``tail``.
+
+    Parameters
+    ----------
+    tail : float
+        The null tail at the law.
+    design : Design
+        The reports' design.
+    law : (float, float), optional
+        (p′, q′) of a smaller ε (None: the design's own).
+
+    Returns
+    -------
+    float
+    """
+    n, p, q = design.n, design.p, design.q
+    if law is None:
+        return null_quantile(tail, n, q)
+    p2, q2 = law
+    return float(math.floor(n * q + (p - q) * (null_quantile(tail, n, q2) - n * q2) / (p2 - q2)))
+
+
+def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], float] | None = None,
+                     law: tuple[float, float] | None = None):
+    """For each threshold of :data:`THRESHOLDS` at its share of α (:func:`law_threshold`), in
+    :func:`upper_bound`'s order: (τ, the visible mask, U⁺ (D ↦ U⁺ in the exact regime), how U⁺
+    was read, the level left for the slots)."""
     design = observed.design
     n, p, q, L, l, total = design.n, design.p, design.q, design.L, design.l, design.total
     counts, t_hat, var_hat = observed.counts, observed.t_hat, observed.variance
     for share, tail in THRESHOLDS:
         a = share * alpha
         clean = tail is None                    # no empty column above τ, but with probability
-        tau = null_quantile(FALSE_POSITIVE * a / L if clean else tail(L), n, q)
+        tau = law_threshold(FALSE_POSITIVE * a / L if clean else tail(L), design, law)
         visible = counts > tau
         if exact_regime(n, p, q):
             users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
@@ -879,10 +911,13 @@ def law_shares(design: Design, laws: dict) -> list[float]:
 
 
 def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple[float, dict]:
-    """:func:`upper_bound` on the sums and on their exact degradations to the ``laws`` of smaller
-    ε (:func:`degrade_counts`), the smallest kept, Bonferroni over them: at ε the server may
-    apply any procedure valid at ε' < ε to the sums degraded to the law at ε', so a bound that
-    takes the smallest over a fixed grid of ε' gets no worse with more ε.
+    """:func:`upper_bound` on the sums and at the ``laws`` of smaller ε, the smallest kept,
+    Bonferroni over them: at ε the server may apply any procedure valid at ε' < ε to the sums
+    degraded to the law at ε' (:func:`degrade_counts`), so a bound that takes the smallest over
+    a fixed grid of ε' gets no worse with more ε. Outside the exact regime a law is read by its
+    thresholds on the sums as reported (:func:`law_threshold`, less noisy than degraded sums);
+    in it the sums are degraded, and from the first law outside it on, the laws are read by
+    their thresholds on those degraded sums.
 
     The sums as reported and each law get the shares of :func:`law_shares` (a function of the
     design, not of the sums) whether or not the law is computed, so the level of a law does not
@@ -928,14 +963,20 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
         return best, info
     best, info = upper_bound(observed, shares[0] * alpha, parts=parts)
     info["upper_epsilon"] = None
-    if (info.get("users_out_by") == "exact" or info.get("columns_in", design.L) > LAWS_ABOVE * design.L
+    base = observed
+    if (exact_regime(design.n, design.p, design.q) or info.get("columns_in", design.L) > LAWS_ABOVE * design.L
             or best >= design.cap):  # where a bound loosens with ε: exact regime, full filter, the cap
         for (eps, (p2, q2)), share in zip(laws.items(), shares[1:]):
-            channel = thinning(design.p, design.q, p2, q2)
-            if channel is None:
-                continue
-            degraded = Observed(degrade_counts(observed.counts, design.n, *channel), design.at(p2, q2))
-            value, got = upper_bound(degraded, share * alpha, cap=best)
+            if exact_regime(design.n, base.design.p, base.design.q):   # degrade: the law's plug-in bias
+                channel = thinning(base.design.p, base.design.q, p2, q2)
+                if channel is None:
+                    continue
+                degraded = Observed(degrade_counts(base.counts, design.n, *channel), design.at(p2, q2))
+                value, got = upper_bound(degraded, share * alpha, cap=best)
+                if not exact_regime(design.n, p2, q2):
+                    base = degraded              # the least noisy sums outside the exact regime
+            else:           # the law's thresholds on the sums, less noisy than degraded ones
+                value, got = upper_bound(base, share * alpha, cap=best, law=(p2, q2))
             if value < best:
                 best, info = value, {**got, "upper_epsilon": eps}
             elif best < design.cap:           # no better than the best below the cap: stop (speed)

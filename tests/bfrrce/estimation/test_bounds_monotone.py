@@ -6,6 +6,7 @@ import math
 import warnings
 
 import numpy as np
+import pytest
 
 from bfrrce import BFRRCE, ColumnSums, PrivacyWarning
 from bfrrce.estimation import bounds
@@ -30,8 +31,9 @@ def test_degradation_is_the_law_of_the_smaller_epsilon():
 
 def test_upper_bound_at_epsilon_is_at_most_the_bound_on_the_degraded_sums():
     """On a full filter (Zipf 0.8, 10^5 users, L = 1024) every column is visible at ε = 10 and the
-    bound on the sums as reported is n; the estimate keeps the bound on the sums degraded to
-    ε′ = 8 (the first of the three grid laws in [ε/2√2, ε)), at that law's share of the level."""
+    bound on the sums as reported is n. They are in the exact regime, so the laws are ε_x, ε_x/√2
+    and ε_x/2 with ε_x where an empty column's sum has sd EXACT_BELOW (not the grid 8, 5.66, 4),
+    and the estimate is at most the bound on the sums degraded to ε_x at that law's share."""
     rng = np.random.default_rng(0)
     w = np.arange(1, 20001, dtype=float) ** -0.8
     f = rng.multinomial(10 ** 5, w / w.sum())
@@ -39,14 +41,38 @@ def test_upper_bound_at_epsilon_is_at_most_the_bound_on_the_degraded_sums():
     mech = BFRRCE(epsilon=10.0, L=1024)
     agg = mech.simulate(np.arange(f.size), counts=f, rng=rng)
     est = mech.estimate(agg)
-    laws = mech.degraded_laws()
-    assert list(laws) == [2.0 ** (k / 2) for k in range(6, 3, -1)]
-    p2, q2 = laws[8.0]
+    assert list(mech.degraded_laws()) == [2.0 ** (k / 2) for k in range(6, 3, -1)]
+    laws = mech.degraded_laws(agg.n)
+    top = next(iter(laws))
+    assert list(laws) == pytest.approx([top, top / math.sqrt(2), top / 2]) and 8.0 < top < 10.0
+    p2, q2 = laws[top]
+    assert bounds.exact_regime(agg.n, mech.p, mech.q) and not bounds.exact_regime(agg.n, p2, q2)
+    assert math.sqrt(count_variance(0, agg.n, p2, q2)) == pytest.approx(bounds.EXACT_BELOW, rel=1e-5)
     degraded = bounds.degrade_counts(agg.counts, agg.n, *bounds.thinning(mech.p, mech.q, p2, q2))
     alpha = (1 - 0.95) / 2 * bounds.law_shares(mech.design(agg.n), laws)[1]
-    at_eight, _ = bounds.upper_bound(Observed(degraded, mech.design(agg.n).at(p2, q2)), alpha)
-    assert est.upper <= at_eight < agg.n
+    at_top, _ = bounds.upper_bound(Observed(degraded, mech.design(agg.n).at(p2, q2)), alpha)
+    assert est.upper <= at_top < agg.n
     assert est.lower <= f.size <= est.upper
+
+
+def test_degraded_laws_move_only_where_the_sums_are_exact_and_the_grid_is_not():
+    """The grid is kept where n reports at ε are outside the exact regime (ε = 8, n = 10^5) or
+    where ε/2√2 is inside it too (ε = 12, n = 1,000)."""
+    for eps, n in ((8.0, 10 ** 5), (12.0, 1000)):
+        mech = BFRRCE(epsilon=eps, L=1024)
+        assert mech.degraded_laws(n) == mech.degraded_laws()
+
+
+def test_law_thresholds_select_at_the_laws_users():
+    """A law's threshold read on the sums as reported sits at the users of the law's own:
+    (τ − nq)/(p − q) = (τ′ − nq′)/(p′ − q′) within one count, and above the reports' own."""
+    hi, lo = BFRRCE(epsilon=10.0, L=1024), BFRRCE(epsilon=5.0, L=1024)
+    design = hi.design(10 ** 6)
+    for tail in (1e-6, 1 / 1024, 0.1):
+        tau, own = bounds.law_threshold(tail, design, (lo.p, lo.q)), bounds.law_threshold(tail, design)
+        at_law = (bounds.null_quantile(tail, 10 ** 6, lo.q) - 10 ** 6 * lo.q) / (lo.p - lo.q)
+        assert 0 <= at_law - (tau - 10 ** 6 * hi.q) / (hi.p - hi.q) <= 1 / (hi.p - hi.q)
+        assert tau > own == bounds.null_quantile(tail, 10 ** 6, hi.q)
 
 
 def test_upper_bound_no_worse_at_higher_epsilon_on_a_full_filter():
