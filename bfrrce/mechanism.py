@@ -689,8 +689,8 @@ class BFRRCE(Mechanism):
         (1 + 1/3)/(1 − 1/3) = 2, and the upper bound's mass balance at the truth
         (:func:`bfrrce.advice.predicted_upper`, read by :func:`bfrrce.advice.predicted_within`)
         at most (1 − 1/6)·2·D, so that it is within 2× of
-        a lower bound within 1/6 of D: ε up to 8 times and n up to 1,024 times the present one,
-        None beyond (one value held by all users is never located closer than the noise of its
+        a lower bound within 1/6 of D: ε up to 8 times (as far as float64 represents its flip
+        probabilities) and n up to 1,024 times the present one, None beyond (one value held by all users is never located closer than the noise of its
         own columns, whatever ε and n).
 
         Parameters
@@ -721,7 +721,7 @@ class BFRRCE(Mechanism):
 
         # the mass balance narrows with ε (bisection on the grid past the first close ε) and
         # widens with n at a fixed D (only the first close n can pass)
-        grid = [float(e) for e in self.epsilon * 2 ** (np.arange(1, 13) / 4)]
+        grid = [float(e) for e in self.epsilon * 2 ** (np.arange(1, 13) / 4) if _representable(self, e)]
         start = next((i for i, e in enumerate(grid) if close(n, e)), len(grid))
         lo, hi = start, len(grid)
         while lo < hi:
@@ -730,6 +730,16 @@ class BFRRCE(Mechanism):
         users = next((int(m) for m in n * 2 ** np.arange(1, 11) if m >= D and close(m, self.epsilon)), None)
         return {"epsilon": grid[lo] if lo < len(grid) else None,
                 "n": users if users is not None and narrow(users, self.epsilon) else None}
+
+
+def _representable(mech: BFRRCE, epsilon: float) -> bool:
+    """Whether ``mech``'s configuration at ``epsilon`` has flip probabilities strictly inside
+    (0, 1) in float64 (symmetric perturbation rounds p to 1 from about ε = 75 at l = 1)."""
+    try:
+        budget(float(epsilon), None, mech.l, mech.perturbation, mech.unit)
+    except LDPValueError:
+        return False
+    return True
 
 
 class _SeedAlias(int):

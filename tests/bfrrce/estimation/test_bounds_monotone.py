@@ -218,3 +218,13 @@ def test_at_most_is_never_wrong_about_the_bound():
             if bounds.upper_bound_at_most(observed, parts, d):
                 assert value <= d
         assert bounds.upper_bound_at_most(observed, parts, agg.n)
+
+
+def test_the_search_for_an_identifying_epsilon_stops_where_float64_does():
+    """Symmetric perturbation at ε = 12 (the search would reach 8·ε = 96, where p rounds to 1):
+    estimate() returns, and the ε it names, if any, is one float64 represents."""
+    mech = BFRRCE(epsilon=12.0, L=1024, perturbation="symmetric")
+    est = mech.estimate(mech.simulate(np.arange(20_000), counts=np.full(20_000, 5), rng=0))
+    eps = est.details["identified_at"]["epsilon"]
+    assert eps is None or BFRRCE(epsilon=eps, L=1024, perturbation="symmetric").p < 1
+    assert est.lower <= 20_000 <= est.upper
