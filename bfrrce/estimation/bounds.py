@@ -55,6 +55,7 @@ OWN_SHARE = 0.75       # share of α for the sums as reported when degraded laws
 EXACT_OWN_SHARE = 0.3  # ... when they are in the exact regime and the first law is not (law_shares)
 EXACT_LAW_SHARE = 0.6  # ... and that first law's share
 LAWS_ABOVE = 0.5       # the laws are tried only above this share of visible columns (or exact, or at the cap)
+CLOSE_LAW = 0.8       # ε′/ε from which D <= d* is read on the first law's sums in the exact regime
 LAWS_FROM = 4.0        # slots a column (l·D/L) below which D is tested on the sums as reported alone
 
 
@@ -932,8 +933,9 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
 
     The bound inverts one test of level α for each D, and the test may depend on D: for D at
     most d* = :func:`laws_below` (filters with at most four slots a column, where the laws
-    did not help) it is the bound on the sums as reported at the whole α, above d* the minimum
-    just described. The confidence set {D <= d* : D <= B(α)} ∪ {D > d* : D <= M} has the
+    did not help) it is the bound at the whole α on the sums as reported (on the sums degraded
+    to the first law where those are in the exact regime and the law is close,
+    :func:`_small_d_sums`; d* is then that law's), above d* the minimum just described. The confidence set {D <= d* : D <= B(α)} ∪ {D > d* : D <= M} has the
     upper end M where M > d*, and min(d*, B(α)) otherwise (docs/estimation.md, "Monotone in ε").
     B(α) is computed with cap d*, which :func:`values_upper_certified` takes as a premise on the
     light values: true for every D that this test decides.
@@ -955,11 +957,12 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
         the sums as reported).
     """
     design = observed.design
-    shares, below = law_shares(design, laws), laws_below(design)
+    shares, (low, low_eps) = law_shares(design, laws), _small_d_sums(observed, laws)
+    below = laws_below(low.design)
     parts = list(_threshold_parts(observed, shares[0] * alpha))
     if shares[0] < 1 and below > 0 and upper_bound_at_most(observed, parts, below):
-        best, info = upper_bound(observed, alpha, cap=below)    # M <= d*: only the tests of D <= d*
-        info["upper_epsilon"] = None
+        best, info = upper_bound(low, alpha, cap=below)    # M <= d*: only the tests of D <= d*
+        info["upper_epsilon"] = low_eps
         return best, info
     best, info = upper_bound(observed, shares[0] * alpha, parts=parts)
     info["upper_epsilon"] = None
@@ -982,9 +985,30 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
             elif best < design.cap:           # no better than the best below the cap: stop (speed)
                 break
     if best <= below and shares[0] < 1:   # no D above `below` is left; its tests take all of α
-        best, info = upper_bound(observed, alpha, cap=below)
-        info["upper_epsilon"] = None
+        best, info = upper_bound(low, alpha, cap=below)
+        info["upper_epsilon"] = low_eps
     return best, info
+
+
+def _small_d_sums(observed: Observed, laws: dict) -> tuple[Observed, float | None]:
+    """The sums that the tests of D <= d* read (:func:`upper_bound_over_laws`) and their ε′ (None:
+    as reported): the sums as reported, except where they are in the exact regime and the first
+    law is not and has at least :data:`CLOSE_LAW` of their per-bit log-odds ln(p(1 − q)/(q(1 − p)))
+    (ε′ >= 0.8·ε): there the sums degraded to the first law, whose plug-in selection bias beats
+    the exact bound at a small loss of information (docs/estimation.md, "Monotone in ε")."""
+    design = observed.design
+    first = next(iter(laws.items()), None)
+    if first is None or not exact_regime(design.n, design.p, design.q) or exact_regime(design.n, *first[1]):
+        return observed, None
+    channel = thinning(design.p, design.q, *first[1])
+    if channel is None or _log_odds(*first[1]) < CLOSE_LAW * _log_odds(design.p, design.q):
+        return observed, None
+    return Observed(degrade_counts(observed.counts, design.n, *channel), design.at(*first[1])), first[0]
+
+
+def _log_odds(p: float, q: float) -> float:
+    """ln(p(1 − q)/(q(1 − p))), the per-bit ε of a law (proportional to ε within a family)."""
+    return math.log(p * (1 - q) / (q * (1 - p)))
 
 
 def laws_below(design: Design) -> float:

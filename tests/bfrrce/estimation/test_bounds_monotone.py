@@ -228,3 +228,24 @@ def test_the_search_for_an_identifying_epsilon_stops_where_float64_does():
     eps = est.details["identified_at"]["epsilon"]
     assert eps is None or BFRRCE(epsilon=eps, L=1024, perturbation="symmetric").p < 1
     assert est.lower <= 20_000 <= est.upper
+
+
+def test_small_d_in_the_exact_regime_reads_the_first_law_where_it_is_close():
+    """500 values × 200 users at ε = 10, L = 1024 (10^5 users, exact regime; the first law ε_x =
+    8.29 >= 0.8·ε): the tests of D <= d* read the sums degraded to ε_x at the whole level, as the
+    sums at ε = 8 are read there. At ε = 8 and n = 1,000 or 10,000 (ε_x ≈ 3.6 and 6.0 < 0.8·ε)
+    they read the sums as reported."""
+    mech = BFRRCE(epsilon=10.0, L=1024)
+    agg = mech.simulate(np.arange(500), counts=np.full(500, 200), rng=0)
+    observed, laws = Observed(agg.counts, mech.design(agg.n)), mech.degraded_laws(agg.n)
+    low, eps = bounds._small_d_sums(observed, laws)
+    assert eps == next(iter(laws)) and low.design.q == laws[eps][1]
+    below = bounds.laws_below(low.design)
+    est = mech.estimate(agg)
+    assert est.upper == math.floor(bounds.upper_bound(low, 0.025, cap=below)[0]) and est.details["upper_epsilon"] == eps
+    assert est.lower <= 500 <= est.upper <= below
+    small = BFRRCE(epsilon=8.0, L=1024)
+    for D, f in ((12, 83), (125, 80)):
+        agg = small.simulate(np.arange(D), counts=np.full(D, f), rng=0)
+        observed = Observed(agg.counts, small.design(agg.n))
+        assert bounds._small_d_sums(observed, small.degraded_laws(agg.n))[0] is observed
