@@ -732,9 +732,10 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
 def law_threshold(tail: float, design: Design, law: tuple[float, float] | None = None) -> float:
     """The count threshold of null tail ``tail``: τ = isf of an empty column's Binomial(n, q); with
     ``law`` = (p′, q′), that law's threshold τ′ read at the same users,
-    ⌊nq + (p − q)(τ′ − nq′)/(p′ − q′)⌋. On sums as reported (less noisy than the law's), this
+    ⌈nq + (p − q)(τ′ − nq′)/(p′ − q′)⌉. On sums as reported (less noisy than the law's), this
     selects the columns the sums degraded to that law would select in expectation, without the
-    degradation's noise; an empty column passes it with a probability below ``tail``.
+    degradation's noise; an empty column, whose sum is less noisy at the same users, passes it
+    with a probability below ``tail`` (rounded up, never below the users' level).
 
     Parameters
     ----------
@@ -753,7 +754,7 @@ def law_threshold(tail: float, design: Design, law: tuple[float, float] | None =
     if law is None:
         return null_quantile(tail, n, q)
     p2, q2 = law
-    return float(math.floor(n * q + (p - q) * (null_quantile(tail, n, q2) - n * q2) / (p2 - q2)))
+    return float(math.ceil(n * q + (p - q) * (null_quantile(tail, n, q2) - n * q2) / (p2 - q2)))
 
 
 def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], float] | None = None,

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from bfrrce import BFRRCE, ColumnSums, PrivacyWarning
 from bfrrce.estimation import bounds
@@ -65,14 +66,16 @@ def test_degraded_laws_move_only_where_the_sums_are_exact_and_the_grid_is_not():
 
 def test_law_thresholds_select_at_the_laws_users():
     """A law's threshold read on the sums as reported sits at the users of the law's own:
-    (τ − nq)/(p − q) = (τ′ − nq′)/(p′ − q′) within one count, and above the reports' own."""
+    (τ − nq)/(p − q) = (τ′ − nq′)/(p′ − q′) rounded up to a count, above the reports' own, and
+    an empty column passes it with a probability below the law's tail."""
     hi, lo = BFRRCE(epsilon=10.0, L=1024), BFRRCE(epsilon=5.0, L=1024)
     design = hi.design(10 ** 6)
     for tail in (1e-6, 1 / 1024, 0.1):
         tau, own = bounds.law_threshold(tail, design, (lo.p, lo.q)), bounds.law_threshold(tail, design)
         at_law = (bounds.null_quantile(tail, 10 ** 6, lo.q) - 10 ** 6 * lo.q) / (lo.p - lo.q)
-        assert 0 <= at_law - (tau - 10 ** 6 * hi.q) / (hi.p - hi.q) <= 1 / (hi.p - hi.q)
+        assert 0 <= (tau - 10 ** 6 * hi.q) / (hi.p - hi.q) - at_law <= 1 / (hi.p - hi.q)
         assert tau > own == bounds.null_quantile(tail, 10 ** 6, hi.q)
+        assert stats.binom.sf(tau, 10 ** 6, hi.q) <= tail
 
 
 def test_upper_bound_no_worse_at_higher_epsilon_on_a_full_filter():
