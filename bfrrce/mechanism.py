@@ -690,8 +690,8 @@ class BFRRCE(Mechanism):
         (:func:`bfrrce.advice.predicted_upper`, read by :func:`bfrrce.advice.predicted_within`)
         at most (1 − 1/6)·2·D, so that it is within 2× of
         a lower bound within 1/6 of D: ε up to 8 times (as far as float64 represents its flip
-        probabilities) and n up to 1,024 times the present one, None beyond (one value held by all users is never located closer than the noise of its
-        own columns, whatever ε and n).
+        probabilities) and n up to 1,024 times the present one, None beyond (one value held by
+        all users is never located closer than the noise of its own columns, whatever ε and n).
 
         Parameters
         ----------
@@ -709,15 +709,12 @@ class BFRRCE(Mechanism):
 
         target = math.sqrt(2 / math.pi) / 6
 
-        def law(eps):
-            return budget(float(eps), None, self.l, self.perturbation, self.unit)[1:3]
-
         def close(users, eps):
             with np.errstate(invalid="ignore"):              # the model's power can round past 1
-                return float(predicted_aare(int(users), [D], *law(eps), self.L, self.l)[0]) <= target
+                return float(predicted_aare(int(users), [D], *self._law(float(eps)), self.L, self.l)[0]) <= target
 
         def narrow(users, eps):
-            return predicted_within(int(users), D, *law(eps), self.L, self.l, 2 * (1 - 1 / 6) * D)
+            return predicted_within(int(users), D, *self._law(float(eps)), self.L, self.l, 2 * (1 - 1 / 6) * D)
 
         # the mass balance narrows with ε (bisection on the grid past the first close ε) and
         # widens with n at a fixed D (only the first close n can pass)
@@ -734,9 +731,9 @@ class BFRRCE(Mechanism):
 
 def _representable(mech: BFRRCE, epsilon: float) -> bool:
     """Whether ``mech``'s configuration at ``epsilon`` has flip probabilities strictly inside
-    (0, 1) in float64 (symmetric perturbation rounds p to 1 from about ε = 75 at l = 1)."""
+    (0, 1) in float64 (symmetric perturbation rounds p to 1 from ε ≈ 73.5 at l = 1)."""
     try:
-        budget(float(epsilon), None, mech.l, mech.perturbation, mech.unit)
+        mech._law(float(epsilon))
     except LDPValueError:
         return False
     return True

@@ -702,7 +702,7 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
         ``list(_threshold_parts(observed, alpha, shift))`` if already computed.
     law : (float, float), optional
         (p′, q′) of a smaller ε: the thresholds are that law's, read at their users
-        (:func:`law_thresholds`).
+        (:func:`law_threshold`).
 
     Returns
     -------
@@ -936,8 +936,9 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     most d* = :func:`laws_below` (filters with at most four slots a column, where the laws
     did not help) it is the bound at the whole α on the sums as reported (on the sums degraded
     to the first law where those are in the exact regime and the law is close,
-    :func:`_small_d_sums`; d* is then that law's), above d* the minimum just described. The confidence set {D <= d* : D <= B(α)} ∪ {D > d* : D <= M} has the
-    upper end M where M > d*, and min(d*, B(α)) otherwise (docs/estimation.md, "Monotone in ε").
+    :func:`_small_d_sums`; d* is then that law's), above d* the minimum just described. The
+    confidence set {D <= d* : D <= B(α)} ∪ {D > d* : D <= M} has the upper end M where M > d*,
+    and min(d*, B(α)) otherwise (docs/estimation.md, "Monotone in ε").
     B(α) is computed with cap d*, which :func:`values_upper_certified` takes as a premise on the
     light values: true for every D that this test decides.
 
