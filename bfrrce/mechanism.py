@@ -569,9 +569,9 @@ class BFRRCE(Mechanism):
 
     def degraded_laws(self, n: int | None = None) -> dict[float, tuple[float, float]]:
         """{ε': (p', q')} of this configuration at the three ε' of the grid 2^{k/2} in [ε/2√2, ε), from
-        the top down, where :meth:`estimate` also computes the upper bound on exactly degraded
-        sums (a bound at ε is then at most the bound at each ε' of the grid within a factor 2√2
-        below it, computed at one law's share of the level, docs/estimation.md).
+        the top down, at which :meth:`estimate` also computes the upper bound, each at one law's
+        share of the level (by the law's thresholds, or on sums degraded to it in the exact
+        regime: :func:`~bfrrce.estimation.bounds.upper_bound_over_laws`, docs/estimation.md).
 
         Given ``n``, where n reports at ε fall in the exact regime (an empty column's sum has sd
         below :data:`~bfrrce.estimation.bounds.EXACT_BELOW`) and ε/2√2 does not, the laws are

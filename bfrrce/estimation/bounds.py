@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from protocols.core.calibration import log_ratio
 from protocols.core.lazy import special, stats
 from protocols.core.perturbation import count_variance
 
@@ -888,8 +889,8 @@ def law_shares(design: Design, laws: dict) -> list[float]:
     :data:`OWN_SHARE` for the sums as reported and the rest split evenly, except where the sums
     as reported are in the exact regime (:data:`EXACT_BELOW`) and the first law is not: the exact
     bias bound is looser than the plug-in one, so that law gets :data:`EXACT_LAW_SHARE` and the
-    sums as reported :data:`EXACT_OWN_SHARE` (at ε = 10 the bound on the sums degraded to ε′ = 8
-    then has about the level the sums at ε = 8 have), the other laws the rest.
+    sums as reported :data:`EXACT_OWN_SHARE` (the first law is then the least noisy one outside
+    the exact regime, :meth:`bfrrce.BFRRCE.degraded_laws`), the other laws the rest.
 
     Parameters
     ----------
@@ -976,7 +977,8 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
                 channel = thinning(base.design.p, base.design.q, p2, q2)
                 if channel is None:
                     continue
-                degraded = Observed(degrade_counts(base.counts, design.n, *channel), design.at(p2, q2))
+                degraded = low if eps == low_eps else Observed(degrade_counts(base.counts, design.n, *channel),
+                                                               design.at(p2, q2))
                 value, got = upper_bound(degraded, share * alpha, cap=best)
                 if not exact_regime(design.n, p2, q2):
                     base = degraded              # the least noisy sums outside the exact regime
@@ -995,22 +997,18 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
 def _small_d_sums(observed: Observed, laws: dict) -> tuple[Observed, float | None]:
     """The sums that the tests of D <= d* read (:func:`upper_bound_over_laws`) and their ε′ (None:
     as reported): the sums as reported, except where they are in the exact regime and the first
-    law is not and has at least :data:`CLOSE_LAW` of their per-bit log-odds ln(p(1 − q)/(q(1 − p)))
-    (ε′ >= 0.8·ε): there the sums degraded to the first law, whose plug-in selection bias beats
+    law is not and has at least :data:`CLOSE_LAW` of their per-bit ε
+    (:func:`protocols.core.calibration.log_ratio`, proportional to ε within a family): there the sums degraded to the first law, whose plug-in selection bias beats
     the exact bound at a small loss of information (docs/estimation.md, "Monotone in ε")."""
     design = observed.design
     first = next(iter(laws.items()), None)
     if first is None or not exact_regime(design.n, design.p, design.q) or exact_regime(design.n, *first[1]):
         return observed, None
     channel = thinning(design.p, design.q, *first[1])
-    if channel is None or _log_odds(*first[1]) < CLOSE_LAW * _log_odds(design.p, design.q):
+    if channel is None or log_ratio(*first[1]) < CLOSE_LAW * log_ratio(design.p, design.q):
         return observed, None
     return Observed(degrade_counts(observed.counts, design.n, *channel), design.at(*first[1])), first[0]
 
-
-def _log_odds(p: float, q: float) -> float:
-    """ln(p(1 − q)/(q(1 − p))), the per-bit ε of a law (proportional to ε within a family)."""
-    return math.log(p * (1 - q) / (q * (1 - p)))
 
 
 def laws_below(design: Design) -> float:
