@@ -55,7 +55,6 @@ from .sums import MAX_REPORTS, ColumnSums, check_column_sums
 
 PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
-FEW_POINTS = 4           # the sum over M in one group of terms for this many N or fewer
 TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
@@ -68,6 +67,7 @@ HERMITE_NODES, _HW = np.polynomial.hermite_e.hermegauss(8)
 LOG_HERMITE_WEIGHTS = np.log(_HW / _HW.sum())
 GRID_POINTS = 24         # log N points of each profile grid
 TABLES_KEPT = 32         # binomial tables of the overlap model kept per estimate (one per ρ)
+UNDERFLOW = 1e-250       # a scaled sum over M below this is summed again in logarithms
 
 
 def item_probabilities(epsilon: float, perturbation: str) -> tuple[float, float]:
@@ -754,45 +754,70 @@ class _Overlap(_ProfileLikelihood):
         width = max(1, int(math.sqrt(k * sketch.q * (1 - sketch.q)) / BIN_SIGMAS))
         key = np.arange(counts.shape[0])[:, None] * (k // width + 1) + counts // width
         key, index, weight = np.unique(key.ravel(), return_inverse=True, return_counts=True)
-        self.level = key // (k // width + 1)
+        self.level = key // (k // width + 1)                     # ascending: a level's sums are contiguous
         self.c = np.bincount(index, weights=counts.ravel().astype(float)) / weight   # mean sum per bin
         self.weight = weight.astype(float)
-        self.log_rate = -np.log1p(-sketch.pi / sketch.buckets)[self.level]   # λ per unit of N
+        self.rate = -np.log1p(-sketch.pi / sketch.buckets)   # λ per unit of N, per level
+        edges = np.searchsorted(self.level, np.arange(counts.shape[0] + 1))
+        self.levels = [(g, slice(a, b)) for g, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
         self._tables: dict = {}                               # _private's binomial table per ρ
         self.common = self._log_binomial(sketch.p)            # log Bin(c; k, x) without log C(k, c)
         self.null = self._log_binomial(sketch.q)
+        self.sums, self.sum_index = np.unique(self.c, return_inverse=True)   # distinct sums: few where width = 1
+        top = self.sums * np.log(np.clip(self.sums / k, sketch.q, sketch.p))
+        self.top = top + (k - self.sums) * np.log1p(-np.clip(self.sums / k, sketch.q, sketch.p))   # >= the table
 
     def _log_binomial(self, x):
         """log Bin(c; k, x) − log C(k, c), broadcast: x of shape (..., distinct sums)."""
         return self.c * np.log(x) + (self.k - self.c) * np.log1p(-x)
 
-    def _private(self, lam_u, rho):
-        """log Σ_M Pois(M; λ_U)·Bin(c; k, x_M) (without log C(k, c)) at every λ_U of (E, sums):
-        exact over M = 0 … λ + 6√λ + 3 (the largest λ of each sum's level; the Poisson mass
-        beyond is below e^-9) where λ_U <= ``EXACT_RATE``, a Gauss–Hermite quadrature above."""
-        sk, log_keep = self.sketch, math.log1p(-rho)
+    def _at_sums(self, per_level):
+        """An (E, levels) array read at every sum's level: (E, distinct sums)."""
+        return per_level[:, self.level]
+
+    def _table(self, rho):
+        """Per ρ (kept for the estimate: Nelder–Mead visits new ρ each step): the slopes and
+        offsets of log Bin(c; k, x_M) − ln M! = c·(ln x_M − ln(1 − x_M)) + k·ln(1 − x_M) − ln M!
+        over M, and its exponential relative to ``top`` (its bound over x in [q, p]) at the
+        distinct sums (distinct sums × M)."""
         table = self._tables.get(rho)
-        if table is None:                               # log Bin(c; k, x_M) − ln M!, (M, sums)
-            if len(self._tables) >= TABLES_KEPT:                 # Nelder–Mead visits new ρ each step
+        if table is None:
+            if len(self._tables) >= TABLES_KEPT:
                 self._tables.clear()
-            x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * log_keep)
-            table = self._tables[rho] = self._log_binomial(x[:, None]) - LOG_FACTORIALS[:, None]
-        log_lam = np.log(np.maximum(lam_u, TINY_RATE))          # M·ln λ without a logarithm per M
-        top = lam_u.max(axis=0)
-        reach = np.minimum((top + 6 * np.sqrt(top) + 3).astype(int), TERMS.size - 1)
-        if lam_u.shape[0] <= FEW_POINTS:             # Nelder–Mead's single N: one group, fewer calls
-            reach[:] = reach.max()
-        out = np.empty(lam_u.shape)
-        starts = np.flatnonzero(np.diff(reach, prepend=-1))     # runs of one reach (sums go by level)
-        for a, b in zip(starts, [*starts[1:], reach.size]):     # terms laid out (M, E, sums)
-            r, cols = int(reach[a]), slice(a, b)
-            terms = TERMS[:r + 1, None, None] * log_lam[:, cols]
-            terms -= lam_u[:, cols]
-            terms += table[:r + 1, None, cols]
-            out[:, cols] = _logsumexp(terms)
-        rows, cols = np.nonzero(lam_u > EXACT_RATE)               # the quadrature's entries only
+            x = self.sketch.q + (self.sketch.p - self.sketch.q) * -np.expm1(TERMS * math.log1p(-rho))
+            slope, offset = np.log(x) - np.log1p(-x), self.k * np.log1p(-x) - LOG_FACTORIALS
+            scaled = np.multiply.outer(self.sums, slope)
+            scaled += offset - self.top[:, None]
+            table = self._tables[rho] = (slope, offset, np.exp(scaled, out=scaled))
+        return table
+
+    def _private(self, lam_u, rho):
+        """log Σ_M Pois(M; λ_U)·Bin(c; k, x_M) (without log C(k, c)) at every λ_U of (E, levels),
+        for every sum: (E, sums). Exact over M = 0 … 23 where λ_U <= ``EXACT_RATE`` (the Poisson
+        mass beyond is below e^-9): the Poisson weights and the binomial table, each scaled, in
+        one matrix product (for one N, over the distinct sums × levels) or one per level (the few
+        sums where the product underflows, below ``UNDERFLOW``, are summed in logarithms); a
+        Gauss–Hermite quadrature of the normal approximation above."""
+        sk, log_keep = self.sketch, math.log1p(-rho)
+        slope, offset, scaled = self._table(rho)
+        log_weight = TERMS[:, None, None] * np.log(np.maximum(lam_u, TINY_RATE)) - lam_u   # (M, E, levels)
+        weight_top = log_weight.max(axis=0)
+        weight = np.exp(log_weight - weight_top)
+        if lam_u.shape[0] == 1:
+            total = (scaled @ weight[:, 0, :])[self.sum_index, self.level][None, :]
+        else:
+            total = np.empty((lam_u.shape[0], self.c.size))
+            for g, sums in self.levels:
+                np.matmul(scaled[self.sum_index[sums]], weight[:, :, g], out=total[:, sums].T)
+        with np.errstate(divide="ignore"):
+            out = np.log(total) + self.top[self.sum_index] + self._at_sums(weight_top)
+        rows, cols = np.nonzero(total < UNDERFLOW)
         if rows.size:
-            lu = lam_u[rows, cols]
+            out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + np.multiply.outer(slope, self.c[cols])
+                                         + offset[:, None])
+        rows, cols = np.nonzero(self._at_sums(lam_u) > EXACT_RATE)    # the quadrature's entries only
+        if rows.size:
+            lu = lam_u[rows, self.level[cols]]
             c = self.c[cols]
             x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES[:, None], 0.0)
                                                  * log_keep)
@@ -802,20 +827,21 @@ class _Overlap(_ProfileLikelihood):
     def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf) -> np.ndarray:
         """ℓ(N, s, ρ, κ) at each N of ``union`` (any N >= 0), up to a constant."""
         sk, k = self.sketch, self.k
-        lam = np.outer(union, self.log_rate)                     # (E, distinct sums)
+        lam = np.outer(union, self.rate)                         # (E, levels)
         rest = (1 - share) * lam
         if rho == 0:                                             # Gamma(κ) party sizes, mean rest/k
             held = -np.expm1(-rest / k) if math.isinf(shape) else -np.expm1(-shape * np.log1p(rest / (k * shape)))
-            own = self._log_binomial(sk.q + (sk.p - sk.q) * held)
+            x = sk.q + (sk.p - sk.q) * held
+            own = self.c * self._at_sums(np.log(x)) + (k - self.c) * self._at_sums(np.log1p(-x))
         elif rho == 1:
             with np.errstate(divide="ignore"):
-                own = np.logaddexp(self.null - rest, np.log(-np.expm1(-rest)) + self.common)
+                own = np.logaddexp(self.null - self._at_sums(rest), self._at_sums(np.log(-np.expm1(-rest))) + self.common)
         else:
             own = self._private(rest / -math.expm1(k * math.log1p(-rho)), rho)
         if share > 0:
             with np.errstate(divide="ignore"):
                 common = np.log(-np.expm1(-share * lam))
-            own = np.logaddexp(common + self.common, own - share * lam)
+            own = np.logaddexp(self._at_sums(common) + self.common, own - self._at_sums(share * lam))
         return own @ self.weight
 
     def refine(self, grid, ll, points, where):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from bfrrce import SetSketch
+from bfrrce.poisoning import weight_pmf
 from bfrrce.set_bounds import _cell_laws, occupied_weights, union_bounds
 from benchmarks.sets import occupancy
 
@@ -14,9 +15,20 @@ from benchmarks.sets import occupancy
 def test_weights_are_unbiased_for_empty_cells_and_count_every_occupied_one(k, p):
     """E_0 φ = 0 and E_m φ >= 1 for m = 1..k, exactly (the law of a cell's sum enumerated)."""
     phi = occupied_weights(k, p, 1 - p)
-    means = _cell_laws(k, p, 1 - p) @ phi
+    means = np.array([weight_pmf(k, m, p, 1 - p) for m in range(k + 1)]) @ phi
     assert abs(means[0]) < 1e-7
     assert means[1:].min() >= 1 - 1e-7
+
+
+@pytest.mark.parametrize("k, p, q", [(1, 0.7, 0.3), (40, 0.5, 0.02), (255, 0.9, 0.6), (1000, 0.5, 0.5 * math.exp(-4)),
+                                     (1000, math.exp(0.5) / (1 + math.exp(0.5)), 1 / (1 + math.exp(0.5)))])
+def test_cell_laws_are_the_convolutions(k, p, q):
+    """_cell_laws' transform against Binomial(m, p) + Binomial(k − m, q) convolved."""
+    laws = _cell_laws(k, p, q)
+    rows = range(k + 1) if k < 100 else (0, 1, 2, k // 2, k - 2, k - 1, k)
+    for m in rows:
+        assert np.abs(laws[m] - weight_pmf(k, m, p, q)).max() < 1e-13
+    assert laws.min() >= 0
 
 
 @pytest.mark.parametrize("scenario", ["pairs", "unequal", "identical", "half"])

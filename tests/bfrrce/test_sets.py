@@ -178,3 +178,41 @@ def test_cli_set_job(tmp_path):
     assert main(["estimate", str(tmp_path / "sums.bfr"), "--aggregate", "--L", "64"], io.StringIO(), err) == 2
     assert main(["aggregate", reports[0], reports[0], "--out", str(tmp_path / "twice.bfr")],
                 io.StringIO(), io.StringIO()) == 2
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 6.0])
+def test_overlap_likelihood_is_its_formula_cell_by_cell(epsilon, monkeypatch):
+    """ℓ(N, s, ρ, κ) of the overlap model (bfrrce.sets._Overlap, docs/sets.md) equals Σ over cells
+    of log Pr[c], Pr[c] = (1 − e^{−sλ})·Bin(c; k, p) + e^{−sλ}·Σ_M Pois(M; λ_U)·Bin(c; k, x_M)
+    (ρ = 0: Bin(c; k, q + (p − q)(1 − e^{−(1−s)λ/k})), written out with scipy.stats, up to
+    Σ log C(k, c). Few parties, so every sum is its own bin; λ_U <= 4 (the exact sum over M).
+    The scaled sums over M and their logarithmic fallback give the same values."""
+    from scipy import stats
+    from bfrrce import sets as module
+    sk, k = SetSketch(epsilon=epsilon, buckets=64, levels=8), 6
+    rng = np.random.default_rng(5)
+    counts = rng.binomial(k, rng.uniform(sk.q, sk.p, size=(8, 64)))
+    lam = -np.log1p(-sk.pi / sk.buckets)[:, None] * np.ones((8, 64))
+    const = stats.binom.logpmf(counts, k, 0.5) - (counts * np.log(0.5) + (k - counts) * np.log(0.5))
+
+    def direct(union, share, rho):
+        lam_n = union * lam
+        rest = (1 - share) * lam_n
+        if rho == 0:
+            own = stats.binom.pmf(counts, k, sk.q + (sk.p - sk.q) * -np.expm1(-rest / k))
+        else:
+            lam_u = rest / -math.expm1(k * math.log1p(-rho))
+            terms = np.arange(60)[:, None, None]
+            own = (stats.poisson.pmf(terms, lam_u) * stats.binom.pmf(
+                counts, k, sk.q + (sk.p - sk.q) * -np.expm1(terms * math.log1p(-rho)))).sum(axis=0)
+        pr = -np.expm1(-share * lam_n) * stats.binom.pmf(counts, k, sk.p) + np.exp(-share * lam_n) * own
+        return float((np.log(pr) - const).sum())
+
+    points = [(300.0, 0.0, 0.0), (300.0, 0.3, 0.0), (200.0, 0.2, 0.4), (100.0, 0.0, 0.05), (40.0, 0.5, 1 - 1e-9)]
+    for underflow in (module.UNDERFLOW, math.inf):          # inf: every sum over M in logarithms
+        monkeypatch.setattr(module, "UNDERFLOW", underflow)
+        model = module._Overlap(sk, counts, k)
+        assert model.c.size < counts.size                   # sums grouped, one per (level, sum)
+        for union, share, rho in points:
+            assert model.loglik(np.array([union]), share, rho)[0] == pytest.approx(direct(union, share, rho),
+                                                                                  rel=1e-10, abs=1e-8)
