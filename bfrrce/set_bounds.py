@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from protocols.core.lazy import optimize, special
+from protocols.core.perturbation import debias_counts
 
 from .estimation import bounds, occupancy
 from .estimation.design import Design, Observed
@@ -166,8 +167,10 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     A least-distance programme (min |g|² subject to G g >= h, g = φ scaled by the square root of
     the averaged law), solved exactly by non-negative least squares (C. L. Lawson, R. J. Hanson,
     "Solving least squares problems", 1974, ch. 23: u >= 0 minimising |[G h]ᵀu − e|, then
-    g = −r/r_last with r the residual), the equality as two inequalities; φ = t̂ = (c − kq)/(p − q)
-    (E_0 = 0, E_m = m) where the programme has no solution.
+    g = −r/r_last with r the residual), the equality as two inequalities. The programme is
+    always feasible (t̂ = (c − kq)/(p − q) has E_0 = 0, E_m = m); the solution is projected onto
+    E_0 φ = 0 and scaled to min E_m φ = 1, and t̂ itself is returned should rounding leave no
+    usable solution.
 
     Parameters
     ----------
@@ -193,11 +196,13 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     target = np.zeros(system.shape[0])
     target[-1] = 1.0
     residual = system @ optimize.nnls(system, target, maxiter=50 * system.shape[1])[0] - target
-    if residual[-1] > -1e-12:                                   # no solution: the counting weights
-        return (np.arange(k + 1) - k * q) / (p - q)
-    phi = -residual[:-1] / residual[-1] / scale
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phi = -residual[:-1] / residual[-1] / scale
     phi -= (empty @ phi) / (empty @ empty) * empty              # E_0 φ = 0 and E_m φ >= 1 to rounding
-    return phi[runs] / float((held @ phi).min())
+    least = float((held @ phi).min())
+    if not (np.isfinite(phi).all() and least > 0):
+        return debias_counts(np.arange(k + 1), k, p, q)[0]
+    return phi[runs] / least
 
 
 @functools.lru_cache(maxsize=64)

@@ -764,12 +764,13 @@ class _Overlap(_ProfileLikelihood):
         self.common = self._log_binomial(sketch.p)            # log Bin(c; k, x) without log C(k, c)
         self.null = self._log_binomial(sketch.q)
         self.sums, self.sum_index = np.unique(self.c, return_inverse=True)   # distinct sums: few where width = 1
-        top = self.sums * np.log(np.clip(self.sums / k, sketch.q, sketch.p))
-        self.top = top + (k - self.sums) * np.log1p(-np.clip(self.sums / k, sketch.q, sketch.p))   # >= the table
+        self.top = self._log_binomial(np.clip(self.sums / k, sketch.q, sketch.p), self.sums)   # >= the table
 
-    def _log_binomial(self, x):
-        """log Bin(c; k, x) − log C(k, c), broadcast: x of shape (..., distinct sums)."""
-        return self.c * np.log(x) + (self.k - self.c) * np.log1p(-x)
+    def _log_binomial(self, x, c=None):
+        """log Bin(c; k, x) − log C(k, c), broadcast: x of shape (..., sums), c the bins' sums
+        (default) or any other."""
+        c = self.c if c is None else c
+        return c * np.log(x) + (self.k - c) * np.log1p(-x)
 
     def _at_sums(self, per_level):
         """An (E, levels) array read at every sum's level: (E, distinct sums)."""
