@@ -28,6 +28,7 @@ algorithms for data base applications", JCSS 31(2), 1985 (the geometric levels).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
 TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
+SIZE_GROUPS = 64         # party sizes: this many slices of the Gamma population (k slices where k is smaller)
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
 THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
 BIN_SIGMAS = 3           # sums of a level are grouped in bins of (noise sd)/3 (read at their mean)
@@ -830,9 +832,8 @@ class _Overlap(_ProfileLikelihood):
         sk, k = self.sketch, self.k
         lam = np.outer(union, self.rate)                         # (E, levels)
         rest = (1 - share) * lam
-        if rho == 0:                                             # Gamma(κ) party sizes, mean rest/k
-            held = -np.expm1(-rest / k) if math.isinf(shape) else -np.expm1(-shape * np.log1p(rest / (k * shape)))
-            x = sk.q + (sk.p - sk.q) * held
+        if rho == 0:                                             # parties' sizes from slices of Gamma(κ), mean rest/k
+            x = sk.q + (sk.p - sk.q) * _held(rest, k, shape)
             own = self.c * self._at_sums(np.log(x)) + (k - self.c) * self._at_sums(np.log1p(-x))
         elif rho == 1:
             with np.errstate(divide="ignore"):
@@ -920,6 +921,30 @@ class _Threshold(_ProfileLikelihood):
 
     def near(self, a1) -> list:
         return []
+
+
+@functools.lru_cache(maxsize=64)
+def _size_quantiles(groups: int, shape: float) -> np.ndarray:
+    """Relative sizes w (mean 1) of ``groups`` equal-probability slices of a Gamma(κ) population
+    of parties, each its slice's mean: w_j = groups·(F_{κ+1}(b_j) − F_{κ+1}(a_j)), (a_j, b_j) the
+    Gamma(κ) quantiles (j − 1)/groups and j/groups (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a)
+    for W of mean 1). So w_j <= groups: the largest slice holds at most everything."""
+    edges = stats.gamma.ppf(np.arange(groups + 1) / groups, shape, scale=1 / shape)
+    return groups * np.diff(stats.gamma.cdf(edges, shape + 1, scale=1 / shape))
+
+
+def _held(rest: np.ndarray, k: int, shape: float) -> np.ndarray:
+    """The mean over k parties of Pr[a party holds an item of a cell] where disjoint private
+    items (rate ``rest`` per cell) are spread over parties of fixed relative sizes w_j:
+    mean_j (1 − e^{−rest·w_j/k}), w the mean sizes of ``SIZE_GROUPS`` equal slices of a
+    Gamma(κ) population (:func:`_size_quantiles`; κ = ∞: equal sizes, 1 − e^{−rest/k}). The sizes are the parties' own, the same in
+    every cell, so however unequal they are the holders of a cell with private items number at
+    least one on average (k·held >= 1 − e^{−rest}): the unseen items this family can add are
+    bounded (a size drawn anew per cell, 1 − (1 + rest/(kκ))^{−κ}, let κ → 0 hide any number)."""
+    if math.isinf(shape):
+        return -np.expm1(-rest / k)
+    w = _size_quantiles(min(k, SIZE_GROUPS), shape)
+    return -np.expm1(np.multiply.outer(rest, -w / k)).mean(axis=-1)
 
 
 def _cut(confidence: float, parties: int, nuisance: int) -> float:

@@ -187,7 +187,7 @@ def test_overlap_likelihood_is_its_formula_cell_by_cell(epsilon, monkeypatch):
     (ρ = 0: Bin(c; k, q + (p − q)(1 − e^{−(1−s)λ/k})), written out with scipy.stats, up to
     Σ log C(k, c). Few parties, so every sum is its own bin; λ_U <= 4 (the exact sum over M).
     The scaled sums over M and their logarithmic fallback give the same values."""
-    from scipy import stats
+    from scipy import integrate, stats
     from bfrrce import sets as module
     sk, k = SetSketch(epsilon=epsilon, buckets=64, levels=8), 6
     rng = np.random.default_rng(5)
@@ -195,11 +195,17 @@ def test_overlap_likelihood_is_its_formula_cell_by_cell(epsilon, monkeypatch):
     lam = -np.log1p(-sk.pi / sk.buckets)[:, None] * np.ones((8, 64))
     const = stats.binom.logpmf(counts, k, 0.5) - (counts * np.log(0.5) + (k - counts) * np.log(0.5))
 
-    def direct(union, share, rho):
+    def direct(union, share, rho, shape=math.inf):
         lam_n = union * lam
         rest = (1 - share) * lam_n
-        if rho == 0:
-            own = stats.binom.pmf(counts, k, sk.q + (sk.p - sk.q) * -np.expm1(-rest / k))
+        if rho == 0:          # party j: the mean of the j-th of k equal slices of Gamma(κ), mean 1
+            w = np.ones(k)
+            if not math.isinf(shape):
+                gamma = stats.gamma(shape, scale=1 / shape)
+                w = [k * integrate.quad(lambda v: v * gamma.pdf(v), *gamma.ppf([j / k, (j + 1) / k]))[0]
+                     for j in range(k)]
+            held = np.mean([-np.expm1(-rest * wj / k) for wj in w], axis=0)
+            own = stats.binom.pmf(counts, k, sk.q + (sk.p - sk.q) * held)
         else:
             lam_u = rest / -math.expm1(k * math.log1p(-rho))
             terms = np.arange(60)[:, None, None]
@@ -208,11 +214,25 @@ def test_overlap_likelihood_is_its_formula_cell_by_cell(epsilon, monkeypatch):
         pr = -np.expm1(-share * lam_n) * stats.binom.pmf(counts, k, sk.p) + np.exp(-share * lam_n) * own
         return float((np.log(pr) - const).sum())
 
-    points = [(300.0, 0.0, 0.0), (300.0, 0.3, 0.0), (200.0, 0.2, 0.4), (100.0, 0.0, 0.05), (40.0, 0.5, 1 - 1e-9)]
+    points = [(300.0, 0.0, 0.0), (300.0, 0.3, 0.0), (200.0, 0.2, 0.4), (100.0, 0.0, 0.05), (40.0, 0.5, 1 - 1e-9),
+              (300.0, 0.0, 0.0, 0.5), (200.0, 0.25, 0.0, 0.15), (300.0, 0.0, 0.0, 40.0)]
     for underflow in (module.UNDERFLOW, math.inf):          # inf: every sum over M in logarithms
         monkeypatch.setattr(module, "UNDERFLOW", underflow)
         model = module._Overlap(sk, counts, k)
         assert model.c.size < counts.size                   # sums grouped, one per (level, sum)
-        for union, share, rho in points:
-            assert model.loglik(np.array([union]), share, rho)[0] == pytest.approx(direct(union, share, rho),
-                                                                                  rel=1e-10, abs=1e-8)
+        for union, *theta in points:
+            assert model.loglik(np.array([union]), *theta)[0] == pytest.approx(direct(union, *theta),
+                                                                              rel=1e-10, abs=1e-8)
+
+
+@pytest.mark.parametrize("parties", [2, 10, 1000])
+def test_unequal_party_sizes_cannot_hide_items(parties):
+    """The party-size family of the overlap model (docs/sets.md) gives every party a fixed size,
+    the same in every cell: a cell holding a private item has at least one holder, so the mean
+    holders k·held >= 1 − e^{−rest} however unequal the sizes (κ → 0 puts every item in the
+    largest party); κ → ∞ is equal sizes."""
+    from bfrrce.sets import _held
+    rest = np.logspace(-4, 2, 25)
+    for shape in (2.0, 0.15, 1e-3, 1e-12):
+        assert np.all(parties * _held(rest, parties, shape) >= -np.expm1(-rest) * (1 - 1e-12))
+    assert _held(rest, parties, 1e9) == pytest.approx(-np.expm1(-rest / parties), rel=1e-3)
