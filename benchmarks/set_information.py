@@ -14,7 +14,8 @@ standard error of log N at which that separation is one half unit of log-likelih
 width a 1-sd interval must have, Le Cam's two-point argument; for the known overlap it is
 the inverse Fisher information). θ' ranges over processes that really produce sums: a share s
 of the union held by every party, the rest drawn at random from a universe of which each party
-holds every item with probability ρ (ρ → 0: disjoint sets of equal size). Over a larger family
+holds every item with probability ρ (ρ → 0: disjoint sets of equal size), and the true kind of
+overlap itself (for pairs, which that family does not contain). Over a larger family
 of overlaps the minimum can only be smaller and the bound larger, so the "overlap unknown"
 column is a lower bound on what no estimator can beat without being told the overlap.
 
@@ -128,8 +129,9 @@ def bounds(epsilon, k, scenario, union, step):
     out = []
     for sign in (1, -1):
         other = union * math.exp(sign * step)
-        out.append((step / math.sqrt(2 * divergence(truth, known(other))),
-                    step / math.sqrt(2 * least_divergence(sk, k, other, truth, law))))
+        told = divergence(truth, known(other))
+        out.append((step / math.sqrt(2 * told),
+                    step / math.sqrt(2 * min(told, least_divergence(sk, k, other, truth, law)))))
     return max(a for a, _ in out), out[0][1], out[1][1]
 
 

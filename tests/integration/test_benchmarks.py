@@ -34,6 +34,7 @@ def run(name, argv):
     ("multidimensional", ["--n", "3000", "--trials", "1", "--queries", "2", "--epsilons", "2"], "per-attribute / HIO"),
     ("shuffle", ["--exact-ns", "100", "--ns", "1000", "--epsilons", "1", "--deltas", "1e-6"], "numerical / exact"),
     ("sets", ["--quick", "--runs", "2"], "ours/best SFM"),
+    ("set_information", ["--epsilons", "8", "--parties", "2", "--union", "1000"], "not told: upward"),
     ("estimate_speed", ["--L", "1024", "--n", "20000", "--repeats", "1", "--epsilons", "4"], "median estimate"),
 ])
 def test_benchmark_scripts_run(name, argv, expect):
@@ -59,3 +60,17 @@ def test_aggregation_benchmark():
 @pytest.mark.benchmark
 def test_scaling_benchmark(tmp_path):
     assert "stream, 1 process" in run("scaling", ["--dir", str(tmp_path), "--max-files", "2"])
+
+
+def test_set_information_told_the_overlap_is_the_cramer_rao_bound():
+    """For one party the "told" column of benchmarks/set_information.py, δ/√(2·KL) at a small δ,
+    is the inverse Fisher information of bfrrce.SetSketch (written independently), to O(δ)."""
+    import math
+    from benchmarks.set_information import B, G, divergence, overlap_law, sum_laws
+    from bfrrce import SetSketch
+    sk = SetSketch(epsilon=1.0, buckets=B, levels=G)
+    law = sum_laws(sk, 1)
+    for union in (1e4, 1e5):
+        truth, near = (overlap_law(sk, 1, n, 0.0, 0.0, law) for n in (union, union * math.exp(0.02)))
+        assert 0.02 / math.sqrt(2 * divergence(truth, near)) == pytest.approx(
+            sk.fisher_information(union) ** -0.5 / union, rel=0.01)
