@@ -18,7 +18,8 @@ upper
     an empty cell's sum has sd below 5); then D_g <= the most items that leave that many cells empty
     (:func:`.estimation.occupancy.values_upper`) and N <= the Poisson upper bound of D_g over π_g.
 
-The bound is the best over the levels, Bonferroni over them (docs/sets.md).
+The bound is the best over the levels, Bonferroni over them (docs/sets.md); a level whose lower
+bound exceeds the upper bound is set aside (one of the two has failed).
 """
 
 from __future__ import annotations
@@ -62,22 +63,26 @@ def union_bounds(counts: np.ndarray, parties: int, p: float, q: float, pi: np.nd
     -------
     (float, float, dict)
         Lower bound, upper bound (∞ where no level bounds N), and {"lower_level",
-        "upper_level"}: the levels that gave them.
+        "upper_level", "conflicting_levels"}: the levels that gave them, and those whose lower
+        bound exceeded the upper bound (set aside: where every level's bounds hold no lower
+        bound exceeds N, so this changes the answer only where one of them has failed, which
+        a sparse level's false positive does most, its items multiplied by 1/π_g).
     """
     levels = np.flatnonzero(pi > 0)
     a = alpha / levels.size
-    buckets = counts.shape[1]
-    design = Design(parties, p, q, buckets, 1, "item")
-    best_lo, best_hi, lo_level, hi_level = 0.0, math.inf, None, None
-    for g in levels:
+    design = Design(parties, p, q, counts.shape[1], 1, "item")
+    lows, highs = np.zeros(levels.size), np.zeros(levels.size)
+    for i, g in enumerate(levels):
         observed = Observed(counts[g], design)
-        low = _poisson_lower(_level_lower(observed, a), pi[g], a)
-        high = _poisson_upper(_level_upper(observed, a), pi[g], a)
-        if low > best_lo:
-            best_lo, lo_level = low, int(g)
-        if high < best_hi:
-            best_hi, hi_level = high, int(g)
-    return best_lo, best_hi, {"lower_level": lo_level, "upper_level": hi_level}
+        lows[i] = _poisson_lower(_level_lower(observed, a), pi[g], a)
+        highs[i] = _poisson_upper(_level_upper(observed, a), pi[g], a)
+    hi = int(np.argmin(highs))
+    conflicting = lows > highs[hi]          # where every level's bounds hold, no level's lower bound is above N
+    lows[conflicting] = 0.0
+    lo = int(np.argmax(lows))
+    return float(lows[lo]), float(highs[hi]), {"lower_level": int(levels[lo]) if lows[lo] > 0 else None,
+                                               "upper_level": int(levels[hi]) if math.isfinite(highs[hi]) else None,
+                                               "conflicting_levels": [int(g) for g in levels[conflicting]]}
 
 
 def _level_lower(observed: Observed, alpha: float) -> float:

@@ -153,6 +153,8 @@ class SetEstimate(CardinalityEstimate):
                       f"{hi:,.0f} ({100 * self.confidence:g}%, whatever the overlap)"),
                      (f"estimate {self.value:,.1f}{plus}, assuming the overlap model (common items, random "
                       f"holders, Gamma party sizes), whose interval is [{model[0]:,.1f}, {model[1]:,.1f}]")]
+            if self.details["bounds_levels"]["conflicting_levels"]:
+                lines.append(_set_aside(self.details["bounds_levels"]))
         else:
             lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: {self.value:,.1f} "
                       f"± {self.std_error:,.1f}"),
@@ -655,6 +657,8 @@ class SetSketch(Mechanism):
             assumption = ("bounds whatever the overlap; the estimate and its ± assume the overlap model "
                           "(common items, random holders, Gamma party sizes), whose interval is "
                           f"[{details['model_interval'][0]:,.1f}, {details['model_interval'][1]:,.1f}]")
+            if levels["conflicting_levels"]:
+                assumption += "; " + _set_aside(levels)
         params = {**self.parameters, "parties": agg.n}
         return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
                            assumption=assumption, visible=Count(value, se, interval, confidence), detection_limit={},
@@ -921,6 +925,12 @@ class _Threshold(_ProfileLikelihood):
 
     def near(self, a1) -> list:
         return []
+
+
+def _set_aside(levels: dict) -> str:
+    """The printout's note on levels whose lower bound exceeded the upper bound (union_bounds)."""
+    return (f"level(s) {', '.join(map(str, levels['conflicting_levels']))} set aside: their lower bound "
+            "exceeded the upper bound (one of the two failed)")
 
 
 @functools.lru_cache(maxsize=64)
