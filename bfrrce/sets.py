@@ -934,7 +934,7 @@ def _set_aside(levels: dict) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _size_quantiles(groups: int, shape: float) -> np.ndarray:
+def _slice_sizes(groups: int, shape: float) -> np.ndarray:
     """Relative sizes w (mean 1) of ``groups`` equal-probability slices of a Gamma(κ) population
     of parties, each its slice's mean: w_j = groups·(F_{κ+1}(b_j) − F_{κ+1}(a_j)), (a_j, b_j) the
     Gamma(κ) quantiles (j − 1)/groups and j/groups (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a)
@@ -947,13 +947,14 @@ def _held(rest: np.ndarray, k: int, shape: float) -> np.ndarray:
     """The mean over k parties of Pr[a party holds an item of a cell] where disjoint private
     items (rate ``rest`` per cell) are spread over parties of fixed relative sizes w_j:
     mean_j (1 − e^{−rest·w_j/k}), w the mean sizes of ``SIZE_GROUPS`` equal slices of a
-    Gamma(κ) population (:func:`_size_quantiles`; κ = ∞: equal sizes, 1 − e^{−rest/k}). The sizes are the parties' own, the same in
-    every cell, so however unequal they are the holders of a cell with private items number at
-    least one on average (k·held >= 1 − e^{−rest}): the unseen items this family can add are
-    bounded (a size drawn anew per cell, 1 − (1 + rest/(kκ))^{−κ}, let κ → 0 hide any number)."""
+    Gamma(κ) population (:func:`_slice_sizes`; κ = ∞: equal sizes, 1 − e^{−rest/k}). The
+    sizes are the parties' own, the same in every cell, so however unequal they are, the mean
+    number of holders of a cell is at least 1 − e^{−rest} (1 − e^{−x} is subadditive and
+    Σ_j w_j/k = 1): the unseen items this family can add are bounded (a size drawn anew per
+    cell, 1 − (1 + rest/(kκ))^{−κ}, let κ → 0 hide any number)."""
     if math.isinf(shape):
         return -np.expm1(-rest / k)
-    w = _size_quantiles(min(k, SIZE_GROUPS), shape)
+    w = _slice_sizes(min(k, SIZE_GROUPS), shape)
     return -np.expm1(np.multiply.outer(rest, -w / k)).mean(axis=-1)
 
 
