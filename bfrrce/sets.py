@@ -42,7 +42,7 @@ from protocols.core.calibration import sue_probabilities
 from protocols.core.base import Mechanism
 from protocols.errors import LDPTypeError, LDPValueError
 from protocols.core.hashing import hash_keys
-from protocols.core.lazy import optimize, stats
+from protocols.core.lazy import optimize, special, stats
 from protocols.core.randomness import RNG, generator, randomized_response_packed, source
 from protocols.core.perturbation import bit_vector_distribution, simulate_column_sums
 
@@ -58,7 +58,7 @@ PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
 TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
-SIZE_GROUPS = 64         # party sizes: this many slices of the Gamma population (k slices where k is smaller)
+SIZE_GROUPS = 32         # party sizes: this many slices of the Gamma population (k slices where k is smaller)
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
 THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
 BIN_SIGMAS = 3           # sums of a level are grouped in bins of (noise sd)/3 (read at their mean)
@@ -939,8 +939,8 @@ def _slice_sizes(groups: int, shape: float) -> np.ndarray:
     of parties, each its slice's mean: w_j = groups·(F_{κ+1}(b_j) − F_{κ+1}(a_j)), (a_j, b_j) the
     Gamma(κ) quantiles (j − 1)/groups and j/groups (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a)
     for W of mean 1). So w_j <= groups: the largest slice holds at most everything."""
-    edges = stats.gamma.ppf(np.arange(groups + 1) / groups, shape, scale=1 / shape)
-    return groups * np.diff(stats.gamma.cdf(edges, shape + 1, scale=1 / shape))
+    edges = special.gammaincinv(shape, np.arange(groups + 1) / groups)      # κ·(quantiles of W)
+    return groups * np.diff(special.gammainc(shape + 1, edges))
 
 
 def _held(rest: np.ndarray, k: int, shape: float) -> np.ndarray:
