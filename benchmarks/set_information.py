@@ -19,9 +19,9 @@ overlap itself (for pairs, which that family does not contain). Over a larger fa
 of overlaps the minimum can only be smaller and the bound larger, so the "overlap unknown"
 column is a lower bound on what no estimator can beat without being told the overlap.
 
-The laws are written here from their definitions (Poissonized cell occupancy, the sum of k
-reports given the holders: Binomial(m, p) + Binomial(k − m, q)), independently of
-``bfrrce.sets``; "pairs" (every item held by exactly two random parties) by the exact chain of
+The laws are written here from their definitions (Poissonized cell occupancy; the sum of k
+reports given the holders, Binomial(m, p) + Binomial(k − m, q), is
+:func:`bfrrce.poisoning.weight_pmf`), independently of ``bfrrce.sets``' likelihood; "pairs" (every item held by exactly two random parties) by the exact chain of
 the holders' count over the cell's items.
 """
 
@@ -37,15 +37,15 @@ from scipy import optimize, stats
 
 from benchmarks._common import provenance
 from bfrrce import SetSketch
+from bfrrce.poisoning import weight_pmf
 
 B, G = 4096, 24
 
 
 def sum_laws(sk, k):
-    """law[m, c] = Pr[c | m holding parties] = Binomial(m, p) * Binomial(k − m, q)."""
-    c = np.arange(k + 1)
-    return np.array([np.convolve(stats.binom.pmf(c[:m + 1], m, sk.p), stats.binom.pmf(c[:k - m + 1], k - m, sk.q))
-                     for m in range(k + 1)])
+    """law[m, c] = Pr[c | m holding parties]: Binomial(m, p) + Binomial(k − m, q), the law of
+    a report's weight (:func:`bfrrce.poisoning.weight_pmf`, k bits of which m are set)."""
+    return np.array([weight_pmf(k, m, sk.p, sk.q) for m in range(k + 1)])
 
 
 def rates(sk, union):
