@@ -14,7 +14,8 @@ Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
    both estimators read the same simulated reports (a paired comparison).
 2. k = 2, 10, 100, 1,000 parties, union of 10^5 items, overlaps: disjoint (equal sizes),
    half (half the union held by every party, the rest split evenly), identical, unequal
-   (disjoint, party sizes ∝ 1/rank) and pairs (every item held by 2 random parties): relative
+   (disjoint, party sizes ∝ 1/rank), pairs and triples (every item held by 2 or 3 random parties;
+   triples from 4 parties on): relative
    RMSE of ours against SFM's deterministic merge (OR; the better of the estimator told one
    holder or all k holders per occupied cell, an oracle choice in SFM's favour) and its
    randomized merge (balanced tree).
@@ -49,7 +50,8 @@ from benchmarks._common import provenance
 from bfrrce import SetSketch
 
 B, G = 4096, 24
-SCENARIOS = ("disjoint", "half", "identical", "unequal", "pairs")
+SCENARIOS = ("disjoint", "half", "identical", "unequal", "pairs", "triples")
+HOLDERS = {"pairs": 2, "triples": 3}       # every item held by this many random parties
 PARTIES_TIMED = (10, 100, 1000)   # estimate times of disjoint unions of 10^5 items, ε = 1
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,10 +70,9 @@ def occupancy(sk, union, k, scenario, rng):
     shared = union // 2 if scenario == "half" else 0
     own = union - shared
     cells = draw_cells(sk, own, rng)
-    if scenario == "pairs":
-        first = rng.integers(k, size=own)
-        parties = np.concatenate([first, (first + 1 + rng.integers(k - 1, size=own)) % k])
-        cells = np.concatenate([cells, cells])
+    if scenario in HOLDERS:
+        parties = distinct_parties(k, HOLDERS[scenario], own, rng).ravel()
+        cells = np.tile(cells, HOLDERS[scenario])
     elif scenario == "unequal":
         weights = 1.0 / np.arange(1, k + 1)
         parties = rng.choice(k, size=own, p=weights / weights.sum())
@@ -81,6 +82,18 @@ def occupancy(sk, union, k, scenario, rng):
     if shared:
         m[np.bincount(draw_cells(sk, shared, rng), minlength=sk.L) > 0] = k
     return m
+
+
+def distinct_parties(k, h, size, rng):
+    """(h, size): h distinct parties drawn at random for each of ``size`` items (h <= 3): each
+    next one uniform over the parties not yet drawn, skipping them in increasing order."""
+    drawn = np.empty((h, size), dtype=np.int64)
+    for j in range(h):
+        pick = rng.integers(k - j, size=size)
+        for earlier in np.sort(drawn[:j], axis=0):
+            pick += pick >= earlier
+        drawn[j] = pick
+    return drawn
 
 
 def sfm_or(m, k, sk, rng):
@@ -134,6 +147,8 @@ def union(epsilons, parties, scenarios, size, runs, rng):
         for k in parties:
             flip = sfm.merged_flip(k, sk.q)
             for scenario in scenarios:
+                if HOLDERS.get(scenario, 1) > k:          # (pairs of 2 parties: identical sets)
+                    continue
                 ours, cover, det1, detk, rand = [], [], [], [], []
                 for _ in range(runs):
                     m = occupancy(sk, size, k, scenario, rng)
@@ -158,7 +173,7 @@ def coverage(epsilons, parties, sizes, scenarios, runs, rng):
         for k in parties:
             for scenario in (scenarios if k > 1 else ("one party",)):
                 for n in sizes:
-                    if scenario == "pairs" and k < 3:
+                    if HOLDERS.get(scenario, 1) >= k:      # h = k: the identical cells
                         continue
                     ests = [sk.estimate(sk.sums_from_occupancy(occupancy(sk, n, k, scenario, rng), k, rng))
                             for _ in range(runs)]

@@ -64,11 +64,16 @@ THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a�
 BIN_SIGMAS = 3           # sums of a level are grouped in bins of (noise sd)/3 (read at their mean)
 EXACT_RATE = 4.0         # universe items per cell up to which the sum over M is exact ...
 TERMS = np.arange(24)    # ... over M = 0..23 (beyond, a tail below e^-9 of the Poisson(4) mass)
-LOG_FACTORIALS = np.array([math.lgamma(m + 1.0) for m in TERMS])   # ln M!
 HERMITE_NODES, _HW = np.polynomial.hermite_e.hermegauss(8)
 LOG_HERMITE_WEIGHTS = np.log(_HW / _HW.sum())
 GRID_POINTS = 24         # log N points of each profile grid
+WINDOW_EXTENSIONS = 4    # times the last window is widened by half where its maximum is at an end
 TABLES_KEPT = 32         # binomial tables of the overlap model kept per estimate (one per ρ)
+HOLDERS = (2, 3, 5, 8)   # holders h of every private item, coarse grid of the exact-holders family ...
+HOLDER_TERMS = 64        # ... exact over M = 0..63 items a cell ...
+HOLDER_EXACT_RATE = 32.0  # ... up to this rate (Poisson(32) >= 64 has mass below 1e-7)
+HOLDER_LOG_FACTORIALS = np.array([math.lgamma(m + 1.0) for m in range(HOLDER_TERMS)])   # ln M!
+LOG_FACTORIALS = HOLDER_LOG_FACTORIALS[:TERMS.size]
 UNDERFLOW = 1e-250       # a scaled sum over M below this is summed again in logarithms
 
 
@@ -638,7 +643,7 @@ class SetSketch(Mechanism):
         agg = self.check_aggregate(aggregate)
         counts = agg.counts.reshape(self.levels, self.buckets)
         value, se, interval, details = _Overlap(self, counts, agg.n).solve(_cut(confidence, agg.n, 2))
-        details.update(model="overlap", **dict(zip(("shared", "holding", "size_shape"), details.pop("nuisance"))))
+        details.update(model="overlap", **dict(zip(("shared", "holding", "size_shape", "holders"), details.pop("nuisance"))))
         assumption = "likelihood-ratio interval"
         threshold_model = _Threshold(self, counts, agg.n) if agg.n > 1 else None
         if threshold_model is not None and threshold_model.valid:       # a choice by (k, p, q) only
@@ -698,6 +703,15 @@ class _ProfileLikelihood:
         nuisance = list(dict.fromkeys(coarse + self.near(*coarse[which[int(np.argmax(inner))]])))
         window = _window(np.concatenate([grid, window]), np.concatenate([ll, inner]), threshold)
         inner, which = self.profile(np.exp(window), nuisance)
+        for _ in range(WINDOW_EXTENSIONS):    # a maximum at an end of the window: widen it that way
+            edge = int(np.argmax(inner))
+            end = window[0] if edge == 0 else window[-1]
+            if 0 < edge < window.size - 1 or not grid[0] < end < grid[-1]:
+                break
+            span = (window[-1] - window[0]) / 2
+            window = np.linspace(window[0] - span * (edge == 0), window[-1] + span * (edge > 0), GRID_POINTS)
+            nuisance = list(dict.fromkeys(nuisance + self.near(*nuisance[which[edge]])))
+            inner, which = self.profile(np.exp(window), nuisance)
         outside = (grid < window[0]) | (grid > window[-1])       # coarse points, coarse nuisance
         grid = np.concatenate([grid[outside], window])
         order = np.argsort(grid)
@@ -766,7 +780,8 @@ class _Overlap(_ProfileLikelihood):
         self.rate = -np.log1p(-sketch.pi / sketch.buckets)   # λ per unit of N, per level
         edges = np.searchsorted(self.level, np.arange(counts.shape[0] + 1))
         self.levels = [(g, slice(a, b)) for g, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
-        self._tables: dict = {}                               # _private's binomial table per ρ
+        self._tables: dict = {}                               # _table's binomial tables per ρ
+        self._holder_tables: dict = {}                        # _holders_table's per h
         self.common = self._log_binomial(sketch.p)            # log Bin(c; k, x) without log C(k, c)
         self.null = self._log_binomial(sketch.q)
         self.sums, self.sum_index = np.unique(self.c, return_inverse=True)   # distinct sums: few where width = 1
@@ -783,67 +798,90 @@ class _Overlap(_ProfileLikelihood):
         return per_level[:, self.level]
 
     def _table(self, rho):
-        """Per ρ (kept for the estimate: Nelder–Mead visits new ρ each step): the slopes and
-        offsets of log Bin(c; k, x_M) − ln M! = c·(ln x_M − ln(1 − x_M)) + k·ln(1 − x_M) − ln M!
-        over M, and its exponential relative to ``top`` (its bound over x in [q, p]) at the
-        distinct sums (distinct sums × M)."""
+        """Per ρ (kept for the estimate: Nelder–Mead visits new ρ each step) the table of
+        :meth:`_poisson_mixture`: log Bin(c; k, x_M) − ln M! = c·(ln x_M − ln(1 − x_M)) +
+        k·ln(1 − x_M) − ln M! at the distinct sums (distinct sums × M = 0 … 23), scaled by
+        ``top`` (its bound over x in [q, p])."""
         table = self._tables.get(rho)
         if table is None:
             if len(self._tables) >= TABLES_KEPT:
                 self._tables.clear()
             x = self.sketch.q + (self.sketch.p - self.sketch.q) * -np.expm1(TERMS * math.log1p(-rho))
-            slope, offset = np.log(x) - np.log1p(-x), self.k * np.log1p(-x) - LOG_FACTORIALS
-            scaled = np.multiply.outer(self.sums, slope)
-            scaled += offset - self.top[:, None]
-            table = self._tables[rho] = (slope, offset, np.exp(scaled, out=scaled))
+            entries = np.multiply.outer(self.sums, np.log(x) - np.log1p(-x))
+            entries += self.k * np.log1p(-x) - LOG_FACTORIALS
+            table = self._tables[rho] = (entries, np.exp(entries - self.top[:, None]), self.top)
         return table
 
-    def _private(self, lam_u, rho):
-        """log Σ_M Pois(M; λ_U)·Bin(c; k, x_M) (without log C(k, c)) at every λ_U of (E, levels),
-        for every sum: (E, sums). Exact over M = 0 … 23 where λ_U <= ``EXACT_RATE`` (the Poisson
-        mass beyond is below e^-9): the Poisson weights and the binomial table, each scaled, in
+    def _holders_table(self, holders):
+        """Per h, the table of :meth:`_poisson_mixture`: log Pr[c | M items, each held by h
+        parties drawn at random] − log C(k, c) − ln M! (:func:`_sum_given_items`, read linearly
+        between the integers around each distinct sum; M = 0 … ``HOLDER_TERMS`` − 1), scaled by
+        its maximum over M."""
+        table = self._holder_tables.get(holders)
+        if table is None:
+            k = self.k
+            law = _sum_given_items(k, holders, self.sketch.p, self.sketch.q, HOLDER_TERMS)   # (M, c = 0 … k)
+            low = np.floor(self.sums).astype(int)
+            frac = self.sums - low
+            entries = law[:, low] * (1 - frac) + np.where(frac > 0, law[:, np.minimum(low + 1, k)], 0.0) * frac
+            entries = entries.T - (special.gammaln(k + 1) - special.gammaln(self.sums + 1)
+                                   - special.gammaln(k - self.sums + 1))[:, None] - HOLDER_LOG_FACTORIALS
+            top = entries.max(axis=1)
+            table = self._holder_tables[holders] = (entries, np.exp(entries - top[:, None]), top)
+        return table
+
+    def _poisson_mixture(self, rate, table, log_keep, exact_rate):
+        """log Σ_M Pois(M; rate)·T_M(c) (without log C(k, c)) at every rate of (E, levels), for
+        every sum: (E, sums), ``table`` = (log T_M(c) − ln M! at the distinct sums (sums × M),
+        the same exponentiated relative to a per-sum scale, that scale) of :meth:`_table` or
+        :meth:`_holders_table`. Exact over its M where the rate is at most ``exact_rate`` (the
+        Poisson mass beyond is below e^-9): the Poisson weights and the table, each scaled, in
         one matrix product (for one N, over the distinct sums × levels) or one per level (the few
-        sums where the product underflows, below ``UNDERFLOW``, are summed in logarithms); a
-        Gauss–Hermite quadrature of the normal approximation above."""
-        sk, log_keep = self.sketch, math.log1p(-rho)
-        slope, offset, scaled = self._table(rho)
-        log_weight = TERMS[:, None, None] * np.log(np.maximum(lam_u, TINY_RATE)) - lam_u   # (M, E, levels)
-        weight_top = log_weight.max(axis=0)
+        sums where the product underflows, below ``UNDERFLOW``, are summed in logarithms); above,
+        a Gauss–Hermite quadrature of the normal approximation of the Poisson law, each party
+        holding the cell with probability 1 − e^{M·log_keep}."""
+        entries, scaled, top = table
+        log_weight = np.arange(scaled.shape[1])[:, None, None] * np.log(np.maximum(rate, TINY_RATE)) - rate
+        weight_top = log_weight.max(axis=0)                                       # (M, E, levels) above
         weight = np.exp(log_weight - weight_top)
-        if lam_u.shape[0] == 1:
+        if rate.shape[0] == 1:
             total = (scaled @ weight[:, 0, :])[self.sum_index, self.level][None, :]
         else:
-            total = np.empty((lam_u.shape[0], self.c.size))
+            total = np.empty((rate.shape[0], self.c.size))
             for g, sums in self.levels:
                 np.matmul(scaled[self.sum_index[sums]], weight[:, :, g], out=total[:, sums].T)
         with np.errstate(divide="ignore"):
-            out = np.log(total) + self.top[self.sum_index] + self._at_sums(weight_top)
+            out = np.log(total) + top[self.sum_index] + self._at_sums(weight_top)
         rows, cols = np.nonzero(total < UNDERFLOW)
         if rows.size:
-            out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + np.multiply.outer(slope, self.c[cols])
-                                         + offset[:, None])
-        rows, cols = np.nonzero(self._at_sums(lam_u) > EXACT_RATE)    # the quadrature's entries only
+            out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + entries[self.sum_index[cols]].T)
+        rows, cols = np.nonzero(self._at_sums(rate) > exact_rate)    # the quadrature's entries only
         if rows.size:
-            lu = lam_u[rows, self.level[cols]]
-            c = self.c[cols]
+            sk, lu, c = self.sketch, rate[rows, self.level[cols]], self.c[cols]
             x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES[:, None], 0.0)
                                                  * log_keep)
             out[rows, cols] = _logsumexp(LOG_HERMITE_WEIGHTS[:, None] + c * np.log(x) + (self.k - c) * np.log1p(-x))
         return out
 
-    def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf) -> np.ndarray:
-        """ℓ(N, s, ρ, κ) at each N of ``union`` (any N >= 0), up to a constant."""
+    def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf,
+               holders: int = 0) -> np.ndarray:
+        """ℓ(N, s, ρ, κ, h) at each N of ``union`` (any N >= 0), up to a constant; h > 0: the
+        private items are each held by exactly h parties drawn at random (ρ, κ not used)."""
         sk, k = self.sketch, self.k
         lam = np.outer(union, self.rate)                         # (E, levels)
         rest = (1 - share) * lam
-        if rho == 0:                                             # parties' sizes from slices of Gamma(κ), mean rest/k
+        if holders:                                              # exactly h holders each, exact up to 31 items
+            own = self._poisson_mixture(rest, self._holders_table(holders), math.log1p(-holders / k),
+                                        HOLDER_EXACT_RATE)
+        elif rho == 0:                                           # parties' sizes from slices of Gamma(κ), mean rest/k
             x = sk.q + (sk.p - sk.q) * _held(rest, k, shape)
             own = self.c * self._at_sums(np.log(x)) + (k - self.c) * self._at_sums(np.log1p(-x))
         elif rho == 1:
             with np.errstate(divide="ignore"):
                 own = np.logaddexp(self.null - self._at_sums(rest), self._at_sums(np.log(-np.expm1(-rest))) + self.common)
         else:
-            own = self._private(rest / -math.expm1(k * math.log1p(-rho)), rho)
+            own = self._poisson_mixture(rest / -math.expm1(k * math.log1p(-rho)), self._table(rho), math.log1p(-rho),
+                                        EXACT_RATE)
         if share > 0:
             with np.errstate(divide="ignore"):
                 common = np.log(-np.expm1(-share * lam))
@@ -851,49 +889,60 @@ class _Overlap(_ProfileLikelihood):
         return own @ self.weight
 
     def refine(self, grid, ll, points, where):
-        """Nelder–Mead over (s, log ρ) or (s, 1/κ) from each grid point's best (s, ρ, κ)."""
+        """Nelder–Mead over (s, log ρ), (s, 1/κ) or s (h fixed) from each grid point's best
+        (s, ρ, κ, h)."""
         if self.k == 1:
             return ll
         out = ll.copy()
         for j in np.flatnonzero(where):
             union = np.exp(grid[j:j + 1])
-            share, rho, shape = points[j]
-            if rho > 0:
-                start = [share, math.log(rho)]
+            share, rho, shape, holders = points[j]
+            inward = -0.05 if share > 0.5 else 0.05             # a step that stays inside s in [0, 1]
+            if holders:
+                start, simplex = [share], [[share], [share + inward]]
 
-                def theta(x):
-                    return min(1.0, max(0.0, x[0])), min(1.0, math.exp(x[1])), math.inf
+                def theta(x, h=holders):
+                    return min(1.0, max(0.0, x[0])), 0.0, math.inf, h
             else:
-                start = [share, 0.0 if math.isinf(shape) else 1 / shape]
+                if rho > 0:
+                    start = [share, math.log(rho)]
 
-                def theta(x):
-                    return min(1.0, max(0.0, x[0])), 0.0, (1 / x[1] if x[1] > 1e-9 else math.inf)
-            inward = -0.05 if start[0] > 0.5 else 0.05          # a step that stays inside s in [0, 1]
+                    def theta(x):
+                        return min(1.0, max(0.0, x[0])), min(1.0, math.exp(x[1])), math.inf, 0
+                else:
+                    start = [share, 0.0 if math.isinf(shape) else 1 / shape]
+
+                    def theta(x):
+                        return min(1.0, max(0.0, x[0])), 0.0, (1 / x[1] if x[1] > 1e-9 else math.inf), 0
+                simplex = [start, [start[0] + inward, start[1]], [start[0], start[1] + 0.3]]
             fit = optimize.minimize(lambda x, union=union, theta=theta: -float(self.loglik(union, *theta(x))[0]),
                                     start, method="Nelder-Mead",
-                                    options={"maxfev": REFINE_EVALUATIONS, "initial_simplex": [
-                                        start, [start[0] + inward, start[1]], [start[0], start[1] + 0.3]]})
+                                    options={"maxfev": REFINE_EVALUATIONS, "initial_simplex": simplex})
             out[j] = max(out[j], -fit.fun)
         return out
 
     def nuisance(self) -> list:
-        """The coarse grid of (s, ρ, κ): one point for one party."""
+        """The coarse grid of (s, ρ, κ, h): one point for one party."""
         if self.k == 1:
-            return [(0.0, 0.0, math.inf)]
+            return [(0.0, 0.0, math.inf, 0)]
         rhos = sorted({0.0, 1.0, 0.2, min(1.0, 2 / self.k)})
-        return [(1.0, 0.0, math.inf)] + [(s, r, math.inf) for s in (0.0, 0.1, 0.25, 0.5, 0.75) for r in rhos] + \
-            [(s, 0.0, kappa) for s in (0.0, 0.25) for kappa in SHAPES[1:]]
+        return [(1.0, 0.0, math.inf, 0)] + [(s, r, math.inf, 0) for s in (0.0, 0.1, 0.25, 0.5, 0.75) for r in rhos] + \
+            [(s, 0.0, kappa, 0) for s in (0.0, 0.25) for kappa in SHAPES[1:]] + \
+            [(s, 0.0, math.inf, h) for s in (0.0, 0.25) for h in HOLDERS if h < self.k]
 
-    def near(self, share, rho, shape) -> list:
-        """A local grid of (s, ρ, κ) around one point: shares around s, each with holding
-        probabilities around ρ (or around 0 and 1/k) and with party-size shapes around κ."""
+    def near(self, share, rho, shape, holders) -> list:
+        """A local grid of (s, ρ, κ, h) around one point: shares around s, each with holding
+        probabilities around ρ (or around 0 and 1/k) and with party-size shapes around κ, or
+        with holders h − 1, h, h + 1 (2 <= h < k)."""
         if self.k == 1:
             return []
         shares = sorted({min(1.0, max(0.0, share + d)) for d in (-0.15, -0.05, 0.0, 0.05, 0.15)})
+        if holders:
+            return [(s, 0.0, math.inf, h) for s in shares for h in range(max(2, holders - 1), min(self.k - 1, holders + 1) + 1)]
         rhos = {min(1.0, rho * f) for f in (0.4, 0.7, 1.0, 1.4, 2.5)} if rho > 0 else {0.3 / self.k, 1 / self.k}
         shapes = (math.inf, 6.0, 2.0) if math.isinf(shape) else tuple(shape * f for f in (0.5, 0.75, 1.0, 1.4, 2.0))
-        return [(s, r, math.inf) for s in shares for r in sorted(rhos)] + \
-            [(s, 0.0, kappa) for s in shares for kappa in shapes]
+        return [(s, r, math.inf, 0) for s in shares for r in sorted(rhos)] + \
+            [(s, 0.0, kappa, 0) for s in shares for kappa in shapes]
 
 class _Threshold(_ProfileLikelihood):
     """The likelihood of the cells whose sum reaches τ (τ = 1: the OR of the noisy bits, SFM's
@@ -931,6 +980,34 @@ def _set_aside(levels: dict) -> str:
     """The printout's note on levels whose lower bound exceeded the upper bound (union_bounds)."""
     return (f"level(s) {', '.join(map(str, levels['conflicting_levels']))} set aside: their lower bound "
             "exceeded the upper bound (one of the two failed)")
+
+
+@functools.lru_cache(maxsize=64)
+def _union_sizes(k: int, holders: int, terms: int) -> np.ndarray:
+    """Pr[m | M] (M = 0 … terms − 1 rows, m = 0 … min(k, h·(terms − 1)) columns): the number m
+    of distinct parties among k holding M items that are each held by h = ``holders`` parties
+    drawn at random, a Markov chain whose step adds Hypergeometric(k, k − m, h) new parties."""
+    top = min(k, holders * (terms - 1))
+    held = np.arange(top + 1)
+    new = np.arange(holders + 1)
+    step = stats.hypergeom.pmf(new[None, :], k, k - held[:, None], holders)      # (m, new parties)
+    law = np.zeros((terms, top + 1))
+    law[0, 0] = 1.0
+    for items in range(1, terms):
+        for x in new:
+            law[items, x:] += law[items - 1, :top + 1 - x] * step[:top + 1 - x, x]
+    return law
+
+
+@functools.lru_cache(maxsize=16)
+def _sum_given_items(k: int, holders: int, p: float, q: float, terms: int) -> np.ndarray:
+    """log Pr[c | M items in the cell, each held by h = ``holders`` parties drawn at random]
+    for M = 0 … terms − 1 (rows) and c = 0 … k: Σ_m Pr[m | M]·Pr[c | m] (:func:`_union_sizes`;
+    Pr[c | m] = Binomial(m, p) + Binomial(k − m, q), :func:`bfrrce.poisoning.weight_pmf`), read
+    as at least ``TINY_RATE`` (10^-300: sums this family cannot give, below e^-690 each)."""
+    union = _union_sizes(k, holders, terms)
+    given = np.stack([weight_pmf(k, m, p, q) for m in range(union.shape[1])])
+    return np.log(np.maximum(union @ given, TINY_RATE))
 
 
 @functools.lru_cache(maxsize=64)
