@@ -5,6 +5,7 @@
     python -m benchmarks.sets --only intersection [--runs 10]
     python -m benchmarks.sets --only flat [--runs 10]
     python -m benchmarks.sets --only speed
+    python -m benchmarks.sets --only holders [--runs 10]
 
 Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
 
@@ -25,6 +26,9 @@ Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
 5. (``--only flat``) one party: the flat Bloom filter (``BFRRCE(unit="item")``) at equal bits.
 6. real sketches against the cell-level simulation (at small n), symmetric against asymmetric
    flips (Cramér–Rao bound at every fill), and sketching throughput against the SFM baseline.
+7. (``--only holders``) items each held by h random parties: the overlap model's profile by its
+   families of independent holders and by its exact-holders family on the same sums, and the
+   estimate's error where h = 2, 3, 6 or varies (1 … 4).
 
 The simulations draw each cell's number of holding parties m from the items' random cells,
 then the sums c ~ Binomial(m, p) + Binomial(k − m, q) (the exact law of k reports given m,
@@ -39,6 +43,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import math
 import sys
 import time
 from pathlib import Path
@@ -48,6 +53,8 @@ import numpy as np
 from benchmarks import sfm
 from benchmarks._common import provenance
 from bfrrce import SetSketch
+from bfrrce.sets import _Overlap
+from protocols.core.lazy import optimize
 
 B, G = 4096, 24
 SCENARIOS = ("disjoint", "half", "identical", "unequal", "pairs", "triples")
@@ -185,6 +192,63 @@ def coverage(epsilons, parties, sizes, scenarios, runs, rng):
                                  float(np.mean([e.std_error for e in ests]) / max(np.std(values), 1e-9))])
     return ["ε", "k", "overlap", "union", "coverage", "model coverage", "lower/N", "upper/N", "rel RMSE",
             "se/sd"], rows
+
+
+def family_profiles(cases, ratios, rng):
+    """Each case (ε, k, overlap): one draw of 10^5 items; at N = ratio·10^5 the profile of the
+    families of independent holders (universe ρ, party sizes κ; Nelder–Mead from 36 starts, 300
+    evaluations each) and of the exact-holders family at the true h (s on a grid of 13), relative
+    to the best of all at N = 10^5: where the first rises above 0 away from ratio 1, it alone would
+    put the estimate there."""
+    rows = []
+    for eps, k, scenario in cases:
+        sk = SetSketch(epsilon=eps, buckets=B, levels=G)
+        agg = sk.sums_from_occupancy(occupancy(sk, 100_000, k, scenario, rng), k, rng)
+        model = _Overlap(sk, agg.counts.reshape(G, B), k)
+        profiles = []
+        for ratio in ratios:
+            union = np.array([ratio * 100_000.0])
+            independent = []
+            for share in (0.0, 0.3, 0.6, 0.9):
+                for x0, theta in ([(math.log(r), lambda x: (x[0], min(1.0, math.exp(x[1])))) for r in (0.01, 0.05, 0.2, 0.5, 0.9)]
+                                  + [(1 / kappa, lambda x: (x[0], 0.0, 1 / x[1] if x[1] > 1e-9 else math.inf))
+                                     for kappa in (0.1, 0.5, 2.0, 10.0)]):
+                    fit = optimize.minimize(lambda x, theta=theta: -float(model.loglik(
+                        union, *theta([min(1.0, max(0.0, x[0])), x[1]]))[0]), [share, x0], method="Nelder-Mead",
+                        options={"maxfev": 300})
+                    independent.append(-fit.fun)
+            exact = max(float(model.loglik(union, share, 0.0, math.inf, HOLDERS[scenario])[0])
+                        for share in np.linspace(0.0, 0.6, 13))
+            profiles.append((ratio, max(independent), exact))
+        top = max(max(a, b) for r, a, b in profiles if r == 1.0)
+        rows += [[eps, k, scenario, r, a - top, b - top] for r, a, b in profiles]
+    return ["ε", "k", "overlap", "N/truth", "independent holders", "exact holders"], rows
+
+
+def fixed_holders(epsilons, parties, holders, runs, rng):
+    """Items each held by h random parties (and h drawn uniformly from 1 … 4, "1–4"), 10^5 items:
+    relative RMSE and mean of value/N, the fitted h (most frequent) and the coverage of both
+    intervals."""
+    rows = []
+    for eps in epsilons:
+        sk = SetSketch(epsilon=eps, buckets=B, levels=G)
+        for k in parties:
+            for h in holders:
+                ests = []
+                for _ in range(runs):
+                    cells = draw_cells(sk, 100_000, rng)
+                    count = rng.integers(1, 5, size=cells.size) if h == "1–4" else np.full(cells.size, h)
+                    drawn = distinct_parties(k, 4 if h == "1–4" else h, cells.size, rng)
+                    keep = np.arange(drawn.shape[0])[:, None] < count[None, :]
+                    m = np.bincount(np.unique(drawn[keep] * sk.L + np.broadcast_to(cells, drawn.shape)[keep]) % sk.L,
+                                    minlength=sk.L)
+                    ests.append(sk.estimate(sk.sums_from_occupancy(m, k, rng)))
+                values = np.array([e.value for e in ests])
+                fitted = [e.details.get("holders", 0) for e in ests]
+                rows.append([eps, k, h, rel_rmse(values, 100_000), float(values.mean() / 100_000),
+                             max(set(fitted), key=fitted.count), covered([e.interval for e in ests], 100_000),
+                             covered([e.details.get("model_interval", e.interval) for e in ests], 100_000)])
+    return ["ε", "k", "holders", "rel RMSE", "mean value/N", "fitted h", "cover", "model cover"], rows
 
 
 def real_check(runs, rng):
@@ -332,7 +396,7 @@ def main(argv=None):
     ap.add_argument("--dataset", choices=["synthetic", "bitcoin-blocks"], default="synthetic")
     ap.add_argument("--epsilons", default="0.5,1,2,4,8")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", choices=["intersection", "flat", "tables", "coverage", "speed"],
+    ap.add_argument("--only", choices=["intersection", "flat", "tables", "coverage", "speed", "holders"],
                     help="run only these tables (tables: all but coverage; speed: the throughput table)")
     ap.add_argument("--out", help="write the tables (markdown) to this file too")
     args = ap.parse_args(argv)
@@ -348,6 +412,12 @@ def main(argv=None):
         sections = [("Intersection of two parties' sets", lambda: intersection(
             [1.0, 4.0], [(10_000, 10_000, 10_000), (10_000, 10_000, 0), (100_000, 1_000, 500), (0, 0, 10_000),
                          (1_000, 1_000, 1_000), (100, 100, 50)], args.runs, rng))]
+    elif args.only == "holders":
+        sections = [("Profiles of pairs: independent holders against exact holders (log-likelihood)",
+                     lambda: family_profiles([(4.0, 10, "pairs"), (2.0, 100, "pairs"), (4.0, 100, "triples")],
+                                             [0.9, 1.0, 1.12, 1.25], rng)),
+                    ("Items each held by h random parties", lambda: fixed_holders(
+                        [1.0, 4.0], [10, 100], [2, 3, 6, "1–4"], args.runs, rng))]
     elif args.only == "speed":
         sections = [("Sketching throughput (best of 3) and estimate time", lambda: throughput(1_000_000, 3))]
     elif args.dataset == "bitcoin-blocks":

@@ -4,6 +4,7 @@ The benchmarks are the package ``benchmarks`` at the repository root, run as the
 them: ``python -m benchmarks.NAME`` from the root (a subprocess, so no import path is edited).
 """
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +75,18 @@ def test_set_information_told_the_overlap_is_the_cramer_rao_bound():
         truth, near = (overlap_law(sk, 1, n, 0.0, 0.0, law) for n in (union, union * math.exp(0.02)))
         assert 0.02 / math.sqrt(2 * divergence(truth, near)) == pytest.approx(
             sk.fisher_information(union) ** -0.5 / union, rel=0.01)
+
+
+def test_sets_holders_tables():
+    """benchmarks/sets.py --only holders: h distinct random parties per item, each h-set equally
+    likely, and the exact-holders family at the truth is the best fit on the same sums."""
+    import numpy as np
+    from benchmarks.sets import distinct_parties, family_profiles, fixed_holders
+    drawn = distinct_parties(5, 3, 100_000, np.random.default_rng(0))
+    assert np.all(np.diff(np.sort(drawn, axis=0), axis=0) > 0)
+    subsets = np.unique(np.sort(drawn, axis=0), axis=1, return_counts=True)[1]
+    assert subsets.size == 10 and np.all(np.abs(subsets - 10_000) <= 5 * math.sqrt(10_000))
+    rows = fixed_holders([4.0], [10], [3], 1, np.random.default_rng(1))[1]
+    assert rows[0][5] == 3 and rows[0][6] == 1.0
+    profile = family_profiles([(4.0, 10, "pairs")], [1.0], np.random.default_rng(2))[1]
+    assert profile[0][5] == 0.0 > profile[0][4]
