@@ -753,8 +753,8 @@ class _ProfileLikelihood:
 
 
 class _Overlap(_ProfileLikelihood):
-    """The profile log-likelihood ℓ(N) = max over (s, ρ) of ℓ(N, s, ρ), cell sums (levels ×
-    buckets) of k parties.
+    """The profile log-likelihood ℓ(N) = max over θ = (s, ρ, κ, h) of ℓ(N, θ), cell sums
+    (levels × buckets) of k parties (docs/sets.md, "The estimator").
 
     A cell of level g holds Poisson(λ) union items, λ = −N ln(1 − π_g/B) (so that it is empty
     with probability (1 − π_g/B)^N). A share s of the union is held by every party; the rest
@@ -765,7 +765,9 @@ class _Overlap(_ProfileLikelihood):
     ρ → 0 is disjoint sets of equal size (Bin(c; k, q + (p − q)(1 − e^{−(1−s)λ/k}))), ρ = 1 or
     s = 1 identical sets; for one party (s, ρ) do not matter and this is the likelihood of
     Sketch-Flip-Merge. The sum over M is exact for λ_U <= ``EXACT_RATE``, a Gauss–Hermite
-    quadrature of its normal approximation above.
+    quadrature of its normal approximation above. With ρ = 0 the parties' sizes may differ
+    (κ, :func:`_held`); with h > 0 the private items (rate (1 − s)λ) are each held by exactly h
+    parties drawn at random instead (:func:`_sum_given_items`).
     """
 
     def __init__(self, sketch: SetSketch, counts: np.ndarray, k: int):
