@@ -72,6 +72,7 @@ TABLES_KEPT = 32         # binomial tables of the overlap model kept per estimat
 HOLDERS = (2, 3, 5, 8)   # holders h of every private item, coarse grid of the exact-holders family ...
 HOLDER_TERMS = 64        # ... exact over M = 0..63 items a cell ...
 HOLDER_EXACT_RATE = 32.0  # ... up to this rate (Poisson(32) >= 64 has mass below 1e-7)
+HOLDING_ROWS = 9 * (HOLDER_TERMS - 1) + 1   # laws of a cell's sum given m holders, in blocks of this many m
 HOLDER_LOG_FACTORIALS = np.array([math.lgamma(m + 1.0) for m in range(HOLDER_TERMS)])   # ln M!
 LOG_FACTORIALS = HOLDER_LOG_FACTORIALS[:TERMS.size]
 UNDERFLOW = 1e-250       # a scaled sum over M below this is summed again in logarithms
@@ -988,11 +989,12 @@ def _set_aside(levels: dict) -> str:
 def _union_sizes(k: int, holders: int, terms: int) -> np.ndarray:
     """Pr[m | M] (M = 0 … terms − 1 rows, m = 0 … min(k, h·(terms − 1)) columns): the number m
     of distinct parties among k holding M items that are each held by h = ``holders`` parties
-    drawn at random, a Markov chain whose step adds Hypergeometric(k, k − m, h) new parties."""
+    drawn at random, a Markov chain whose step adds Hypergeometric(k, k − m, h) new parties,
+    C(k − m, x)·C(m, h − x)/C(k, h) (scipy.special.comb: far faster than the distribution's pmf)."""
     top = min(k, holders * (terms - 1))
     held = np.arange(top + 1)
     new = np.arange(holders + 1)
-    step = stats.hypergeom.pmf(new[None, :], k, k - held[:, None], holders)      # (m, new parties)
+    step = special.comb(k - held[:, None], new) * special.comb(held[:, None], holders - new) / special.comb(k, holders)
     law = np.zeros((terms, top + 1))
     law[0, 0] = 1.0
     for items in range(1, terms):
@@ -1004,12 +1006,32 @@ def _union_sizes(k: int, holders: int, terms: int) -> np.ndarray:
 @functools.lru_cache(maxsize=16)
 def _sum_given_items(k: int, holders: int, p: float, q: float, terms: int) -> np.ndarray:
     """log Pr[c | M items in the cell, each held by h = ``holders`` parties drawn at random]
-    for M = 0 … terms − 1 (rows) and c = 0 … k: Σ_m Pr[m | M]·Pr[c | m] (:func:`_union_sizes`;
-    Pr[c | m] = Binomial(m, p) + Binomial(k − m, q), :func:`bfrrce.poisoning.weight_pmf`), read
-    as at least ``TINY_RATE`` (10^-300: sums this family cannot give, below e^-690 each)."""
+    for M = 0 … terms − 1 (rows) and c = 0 … k: Σ_m Pr[m | M]·Pr[c | m] (:func:`_union_sizes`,
+    :func:`_sum_given_holding`), read as at least ``TINY_RATE`` (10^-300: sums this family
+    cannot give, below e^-690 each)."""
     union = _union_sizes(k, holders, terms)
-    given = np.stack([weight_pmf(k, m, p, q) for m in range(union.shape[1])])
-    return np.log(np.maximum(union @ given, TINY_RATE))
+    rows = min(k + 1, HOLDING_ROWS * -(-union.shape[1] // HOLDING_ROWS))   # one table for every h it covers
+    return np.log(np.maximum(union @ _sum_given_holding(k, p, q, rows)[:union.shape[1]], TINY_RATE))
+
+
+@functools.lru_cache(maxsize=8)
+def _sum_given_holding(k: int, p: float, q: float, rows: int) -> np.ndarray:
+    """Pr[c | m of the k parties hold the cell] = Binomial(m, p) + Binomial(k − m, q) (the
+    law of :func:`bfrrce.poisoning.weight_pmf`) for m = 0 … rows − 1 (rows) and c = 0 … k:
+    both binomials by the recursion Bin(j + 1, x)(y) = (1 − x)·Bin(j, x)(y) + x·Bin(j, x)(y − 1)
+    (sums of positive terms, exact to rounding), one convolution per m."""
+    held = np.zeros((rows, rows))                       # Binomial(m, p) at 0 … m, row m
+    held[0, 0] = 1.0
+    for m in range(1, rows):
+        held[m, :m] = held[m - 1, :m] * (1 - p)
+        held[m, 1:m + 1] += held[m - 1, :m] * p
+    law = np.empty((rows, k + 1))
+    rest = stats.binom.pmf(np.arange(k - rows + 2), k - rows + 1, q)   # Binomial(k − m, q), from m = rows − 1 down
+    for m in range(rows - 1, -1, -1):
+        law[m] = np.convolve(held[m, :m + 1], rest)
+        if m:
+            rest = np.concatenate([rest * (1 - q), [0.0]]) + np.concatenate([[0.0], rest * q])
+    return law
 
 
 @functools.lru_cache(maxsize=64)

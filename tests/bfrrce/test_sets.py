@@ -239,6 +239,39 @@ def test_overlap_likelihood_is_its_formula_cell_by_cell(epsilon, monkeypatch):
                                                                               rel=1e-10, abs=1e-8)
 
 
+@pytest.mark.parametrize("parties", [7, 1000])
+def test_holder_tables_match_their_laws(parties):
+    """The exact-holders family's tables (bfrrce.sets): Pr[c | m holders] by recursion equals
+    Binomial(m, p) + Binomial(k − m, q) (bfrrce.poisoning.weight_pmf) for every m, Pr[m | M] by
+    scipy.special.comb steps equals the chain with scipy.stats.hypergeom steps, and the table for
+    h needing more rows than one block (h = 10: 631 > HOLDING_ROWS) is the same law."""
+    from scipy import stats
+    from bfrrce import sets as module
+    from bfrrce.poisoning import weight_pmf
+    sk = SetSketch(epsilon=0.5)
+    rows = min(parties + 1, module.HOLDING_ROWS)
+    law = module._sum_given_holding(parties, sk.p, sk.q, rows)
+    for m in sorted({0, 1, rows // 2, rows - 1}):
+        ref = weight_pmf(parties, m, sk.p, sk.q)
+        normal = ref > 1e-290                                # beyond: underflow, read as TINY_RATE
+        assert np.allclose(law[m][normal], ref[normal], rtol=1e-11, atol=0) and (law[m][~normal] < 1e-280).all()
+    for holders in (2, 10):
+        if holders >= parties:
+            continue
+        chain = module._union_sizes(parties, holders, module.HOLDER_TERMS)
+        top = chain.shape[1] - 1
+        step = stats.hypergeom.pmf(np.arange(holders + 1)[None, :], parties, parties - np.arange(top + 1)[:, None], holders)
+        ref = np.zeros_like(chain)
+        ref[0, 0] = 1.0
+        for items in range(1, chain.shape[0]):
+            for x in range(holders + 1):
+                ref[items, x:] += ref[items - 1, :top + 1 - x] * step[:top + 1 - x, x]
+        assert np.allclose(chain, ref, rtol=1e-9, atol=1e-300)
+        given = np.stack([weight_pmf(parties, m, sk.p, sk.q) for m in range(top + 1)])
+        table = module._sum_given_items(parties, holders, sk.p, sk.q, module.HOLDER_TERMS)
+        assert np.allclose(table, np.log(np.maximum(chain @ given, module.TINY_RATE)), rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("parties", [2, 10, 1000])
 def test_unequal_party_sizes_cannot_hide_items(parties):
     """The party-size family of the overlap model (docs/sets.md) gives every party a fixed size,
