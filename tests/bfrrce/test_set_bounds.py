@@ -88,3 +88,34 @@ def test_a_sparse_level_above_the_upper_bound_is_set_aside():
     assert (low, high) == clean[:2] and low <= 100_000 <= high
     est = sk.estimate(ColumnSums(sk, planted.ravel(), k))
     assert est.interval == (low, high) and "level(s) 18 set aside" in str(est) and "set aside" in est.assumption
+
+
+def test_weighted_bounds_hold_on_an_empty_level_where_the_weights_are_skewed():
+    """1,000 parties at ε = 6: φ is −0.5 on the sums an empty cell mostly has and 37 on a run it
+    reaches with probability 1.3%, so a level of 4,096 empty cells short of those sums reads
+    Σφ² too small. At level 1 − α (α = 10^-3), over 8,000 seeded empty levels, the upper bound
+    on the occupied cells falls below 0 and the lower one rises above 0 in at most α of them
+    (mean <= 8 misses; the bound is 20, Poisson(8) exceeds it with probability 10^-4). With the
+    sample's Σφ² alone the upper bound missed 0.475% (38 expected)."""
+    from scipy import special
+    from bfrrce import set_bounds
+    sk, k, alpha = SetSketch(epsilon=6.0), 1000, 1e-3
+    phi, empty_variance = set_bounds._weights(k, sk.p, sk.q)
+    top = float(np.max(_cell_laws(k, sk.p, sk.q)[1:] @ phi))
+    weight = phi[np.random.default_rng(1).binomial(k, sk.q, size=(8000, 4096))]
+    z = -float(special.ndtri(alpha))
+    upper = [set_bounds._weighted_bound(w, empty_variance, z) for w in weight]
+    lower = [set_bounds._weighted_bound(w / top, empty_variance / top ** 2, -z) for w in weight]
+    assert np.sum(np.array(upper) < 0) <= 20 and np.sum(np.array(lower) > 0) <= 20
+
+
+def test_bounds_hold_where_a_sparse_level_lacks_its_rare_sums():
+    """The run that found it: 1,000 parties of sizes ∝ 1/rank, 10^5 items, ε = 6 (fourth draw
+    of seed 5): level 11 (24 items expected) read Σφ = −777 with Σφ² = 220², an upper bound of
+    −65 occupied cells, and the union's upper bound 33,258 < 10^5."""
+    sk, k = SetSketch(epsilon=6.0), 1000
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        agg = sk.sums_from_occupancy(occupancy(sk, 100_000, k, "unequal", rng), k, rng)
+    low, high, _ = union_bounds(agg.counts.reshape(sk.levels, sk.buckets), k, sk.p, sk.q, sk.pi, 0.025)
+    assert low <= 100_000 <= high
