@@ -350,9 +350,46 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     return users_out
 
 
+@functools.lru_cache(maxsize=256)
+def empty_column_bias(n: int, p: float, q: float, tau: float) -> tuple[float, float]:
+    """An empty column's exact share of the selection bias of τ, and its expected share of
+    :func:`selection_bias`'s estimate.
+
+    For c ~ Binomial(n, q), E[(c − nq)·1{c >= k}] = k(1 − q)·Pr[c = k], so
+    b₀ = E₀[e·1{c > τ}] = (τ + 1)(1 − q)·Pr₀[c = τ + 1]/(p − q) exactly; the estimate charges an
+    empty column s₀ = Σ_{|x − τ| <= w} Pr₀[c = x]·Var(c | t̂ = t̂(x))/((2w + 1)(p − q)) in
+    expectation (w = ⌈σ₀/2⌉, the variance at the column's own t̂ clipped to [0, n], as
+    :func:`selection_bias` reads it). Where the window is conservative for empty columns
+    (s₀ > b₀: every threshold of the bound, 1.03–2.5× at the 0.9 quantile to the clean one),
+    the estimate's excess over the exact share is (L − K)·(s₀ − b₀) for L − K empty columns.
+
+    Parameters
+    ----------
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    tau : float
+        The threshold (an integer count).
+
+    Returns
+    -------
+    (float, float)
+        b₀ and s₀, in users.
+    """
+    k = math.floor(tau)
+    sd0 = math.sqrt(count_variance(0, n, p, q))
+    w = math.ceil(sd0 / 2)
+    b0 = (k + 1) * (1 - q) * float(stats.binom.pmf(k + 1, n, q)) / (p - q)
+    x = np.arange(max(k - w, 0), k + w + 1)
+    plug = count_variance(np.clip((x - n * q) / (p - q), 0, n), n, p, q)
+    s0 = float(np.sum(stats.binom.pmf(x, n, q) * plug)) / ((2 * w + 1) * (p - q))
+    return b0, s0
+
+
 def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
                         p: float, q: float, tau: float, total: float | None,
-                        alpha: float) -> tuple[float, str]:
+                        alpha: float, L: int | None = None, l: int = 1):
     """Upper confidence bound on U = Σ_{j : c_j <= τ} t_j, the users in the columns outside
     H = {j : c_j > τ}, and which of two ways gave it (normal approximation, z at α).
 
@@ -365,7 +402,10 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
 
     Both are combined with :func:`combined_weight` (weights from the two variance bounds, which
     the data fix through the columns' counts on either side of τ): the variance of the
-    combination is below either's.
+    combination is below either's. With ``L`` given, the empty columns' share of B̂ is taken at
+    its exact value (:func:`empty_column_bias`): B̂(D) = B̂ − (L − min(L, l·D))·(s₀ − b₀)⁺, the
+    fewest empty columns that D values leave, so the bound is a non-decreasing function of D
+    (the weight of the two ways is fixed at the uncorrected B̂).
 
     Parameters
     ----------
@@ -385,24 +425,105 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
         An upper bound on Σ_j t_j (users), or None when unknown (then only the direct way).
     alpha : float
         The one-sided level of the bound.
+    L : int, optional
+        The number of columns: the empty columns' share of the bias is then exact.
+    l : int
+        The most columns one value occupies.
 
     Returns
     -------
-    (float, str)
-        The bound and "combined" (or "direct" when ``total`` is None).
+    (float or callable, str)
+        The bound (D ↦ the bound with ``L``) and "combined" (or "direct" when ``total`` is None).
     """
     inside = counts > tau
     bias, bias_var, excess = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)
     z = -float(special.ndtri(alpha))
     direct_var = float(np.sum(var_hat[~inside]))
     direct = float(np.sum(t_hat[~inside]))
-    if total is None:
-        return direct + bias + z * math.sqrt(direct_var + bias_var), "direct"
-    inner_var = float(np.sum(var_hat[inside])) + excess
-    w = combined_weight(inner_var, direct_var)
-    mean = w * (total - float(np.sum(t_hat[inside]))) + (1 - w) * direct
-    spread = w * w * inner_var + (1 - w) ** 2 * direct_var + bias_var     # B̂ enters once
-    return mean + bias + z * math.sqrt(spread), "combined"
+    inner_var = float(np.sum(var_hat[inside]))
+    reach = max((tau - n * q) / (p - q), 0.0)            # excess = reach·B (selection_bias)
+    w = 0.0 if total is None else combined_weight(inner_var + excess, direct_var)
+    mean = (1 - w) * direct + (0.0 if total is None else w * (total - float(np.sum(t_hat[inside]))))
+    way = "direct" if total is None else "combined"
+
+    def bound(b: float) -> float:
+        spread = w * w * (inner_var + reach * b) + (1 - w) ** 2 * direct_var + bias_var   # B̂ enters once
+        return mean + b + z * math.sqrt(spread)
+
+    terms = occupied_window_terms(n, p, q, tau) if L is not None else None
+    if terms is None:
+        return bound(bias), way
+    kappa, rho = terms
+    b0, s0 = empty_column_bias(n, p, q, tau)
+    over, inside_count = kappa * s0 - b0, float(np.sum(inside))
+    bias_var *= kappa ** 2
+    if over <= 0:                 # the window reads an empty column short: all L columns empty at worst
+        return bound(max(kappa * bias - L * over, 0.0)), way
+
+    def at_most(columns: float) -> float:        # U⁺ with Σ_j ω(t_j) at most ``columns``
+        return bound(max(kappa * bias - max(L - columns, 0.0) * over, 0.0))
+
+    users = at_most(L)          # Σ_j ω(t_j) <= |H| + ρU: the largest fixed point of U⁺
+    for _ in range(60):
+        fewer = max(at_most(inside_count + rho * users), 0.0)
+        if fewer >= users - 1e-9 * (1 + abs(users)):
+            break
+        users = fewer
+    return (lambda values: min(users, at_most(l * values))), way
+
+
+@functools.lru_cache(maxsize=256)
+def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float, float] | None:
+    """(κ, ρ) that let :func:`users_outside_upper` take the empty columns' share of the
+    selection bias exactly; None where the window reaches below nq (not at the thresholds of
+    the bound).
+
+    With s(t) a column's expected share of :func:`selection_bias`'s estimate and b(t) its share
+    of B (t users), the estimate κ·Σ s − (L − K′)·(κs₀ − b₀) has mean at least B when every
+    d(t) = κs(t) − b(t) >= 0 and K′ >= Σ_{occupied} ω(t_j), ω = 1 − d/d₀: κ is the largest
+    b/s over t (at least 1 + w²/(3σ₀²): a window around a mode reads its density short by about
+    w²/(6σ²)), and ω(t) <= 1 on the columns of H while ω(t) <= ρt outside, ρ = 2·max_t ω⁺(t)/t
+    (a light column is read like an empty one), so K′ = |H| + ρU. Both are computed on a grid
+    of t with the normal approximation of c (mean nq + t(p − q), the exact variance) and a
+    continuity correction: b(t) = σ_tφ(a_t)/(p − q), a_t = (τ + ½ − μ_t)/σ_t, and the window's
+    plug-in variance (linear in c) integrated against the normal density in closed form.
+
+    Parameters
+    ----------
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    tau : float
+        The threshold (an integer count).
+
+    Returns
+    -------
+    (float, float) or None
+    """
+    sd0 = math.sqrt(count_variance(0, n, p, q))
+    w = math.ceil(sd0 / 2)
+    if tau - w < n * q:
+        return None
+    d = p - q
+    slope = p * (1 - p) - q * (1 - q)                    # Var(c) = n q(1 − q) + t·slope
+    top = max((tau + w - n * q) / d, 1.0)
+    top = top + 12 * math.sqrt(count_variance(min(top, n), n, p, q)) / d + 10
+    t = np.unique(np.concatenate([[0.0], np.round(np.geomspace(1, min(top, n), 400))]))
+    mean, sd = n * q + t * d, np.sqrt(count_variance(t, n, p, q))
+    lo, hi = (tau - w - 0.5 - mean) / sd, (tau + w + 0.5 - mean) / sd
+    # the plug-in Var(c) at t̂(c) = (c − nq)/d is n q(1 − q) + slope·(c − nq)/d, linear in c
+    a0 = n * q * (1 - q) - slope * n * q / d
+    share = ((a0 + slope * mean / d) * (special.ndtr(hi) - special.ndtr(lo))
+             - slope * sd / d * (stats.norm.pdf(hi) - stats.norm.pdf(lo))) / ((2 * w + 1) * d)
+    bias = sd * stats.norm.pdf((tau + 0.5 - mean) / sd) / d
+    ratio = np.divide(bias, share, out=np.zeros_like(bias), where=share > 1e-300)
+    kappa = max(1 + w * w / (3 * sd0 * sd0), 1.02 * float(ratio.max()))
+    gap = kappa * share - bias
+    if gap[0] <= 0:
+        return kappa, 0.0
+    omega = np.maximum(1 - gap / gap[0], 0.0)
+    return kappa, 2 * float(np.max(omega[1:] / t[1:]))
 
 
 def combined_weight(inner_var: float, direct_var: float) -> float:
@@ -716,12 +837,12 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
     best, chosen = math.inf, {}
     for tau, visible, users_out, way, slots in parts or _threshold_parts(observed, alpha, shift, law):
         inside = int(np.sum(visible))
-        certify = not callable(users_out)       # not in the exact regime: a choice by (n, p, q)
+        certify = way != "exact"                # not in the exact regime: a choice by (n, p, q)
         values = values_upper_by_slots(users_out, inside, L, l, (1 - CERTIFY_SHARE * certify) * slots,
                                        cap=min(float(cap), best))       # no search past the best
-        if not certify:
+        if callable(users_out):     # on the slots' event D <= values, so U <= U⁺(values)
             users_out = users_out(min(values, float(cap)))
-        else:
+        if certify:
             values = values_upper_certified(users_out, observed.counts[visible], n=n, p=p, q=q, L=L, l=l,
                                             tau=tau, alpha=CERTIFY_SHARE * slots, cap=values)
         if values < best:
@@ -778,7 +899,7 @@ def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], fl
             way = "exact"
         else:
             users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
-                                                 total=total, alpha=MASS_SHARE * a)
+                                                 total=total, alpha=MASS_SHARE * a, L=L, l=l)
         if shift is not None:
             extra = shift(int(np.sum(visible)))
             users_out = ((lambda v, f=users_out, x=extra: f(v) + x) if callable(users_out)
@@ -808,9 +929,9 @@ def upper_bound_at_most(observed: Observed, parts: list, d: float) -> bool:
     design = observed.design
     if d >= design.cap:
         return True
-    for _, visible, users_out, _, slots in parts:
+    for _, visible, users_out, way, slots in parts:
         inside = int(np.sum(visible))
-        level = (1 - CERTIFY_SHARE * (not callable(users_out))) * slots
+        level = (1 - CERTIFY_SHARE * (way != "exact")) * slots
         if inside >= design.L:
             continue
         if slots_excess(users_out, inside, design.L, design.l, level)(d) > 0:
