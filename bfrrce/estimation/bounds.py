@@ -481,8 +481,8 @@ def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float
     With s(t) a column's expected share of :func:`selection_bias`'s estimate and b(t) its share
     of B (t users), the estimate κ·Σ s − (L − K′)·(κs₀ − b₀) has mean at least B when every
     d(t) = κs(t) − b(t) >= 0 and K′ >= Σ_{occupied} ω(t_j), ω = 1 − d/d₀: κ is the largest
-    b/s over t (at least 1 + w²/(3σ₀²): a window around a mode reads its density short by about
-    w²/(6σ²)), and ω(t) <= 1 on the columns of H while ω(t) <= ρt outside, ρ = 2·max_t ω⁺(t)/t
+    b/s over t, with a margin of 2%, and at least 1 + w²/(6σ₀²) (a window around a mode reads its
+    density short by about w²/(6σ²), σ >= σ₀), and ω(t) <= 1 on the columns of H while ω(t) <= ρt outside, ρ = 2·max_t ω⁺(t)/t
     (a light column is read like an empty one), so K′ = |H| + ρU. Both are computed on a grid
     of t with the normal approximation of c (mean nq + t(p − q), the exact variance) and a
     continuity correction: b(t) = σ_tφ(a_t)/(p − q), a_t = (τ + ½ − μ_t)/σ_t, and the window's
@@ -518,7 +518,7 @@ def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float
              - slope * sd / d * (stats.norm.pdf(hi) - stats.norm.pdf(lo))) / ((2 * w + 1) * d)
     bias = sd * stats.norm.pdf((tau + 0.5 - mean) / sd) / d
     ratio = np.divide(bias, share, out=np.zeros_like(bias), where=share > 1e-300)
-    kappa = max(1 + w * w / (3 * sd0 * sd0), 1.02 * float(ratio.max()))
+    kappa = max(1 + w * w / (6 * sd0 * sd0), 1.02 * float(ratio.max()))
     gap = kappa * share - bias
     if gap[0] <= 0:
         return kappa, 0.0
