@@ -450,10 +450,9 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
         spread = w * w * (inner_var + reach * b) + (1 - w) ** 2 * direct_var + bias_var   # B̂ enters once
         return mean + b + z * math.sqrt(spread)
 
-    terms = occupied_window_terms(n, p, q, tau) if L is not None else None
-    if terms is None:
+    if L is None:
         return bound(bias), way
-    kappa, rho = terms
+    kappa, rho = occupied_window_terms(n, p, q, tau)
     b0, s0 = empty_column_bias(n, p, q, tau)
     over, inside_count = kappa * s0 - b0, float(np.sum(inside))
     bias_var *= kappa ** 2
@@ -473,10 +472,9 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
 
 
 @functools.lru_cache(maxsize=256)
-def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float, float] | None:
+def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float, float]:
     """(κ, ρ) that let :func:`users_outside_upper` take the empty columns' share of the
-    selection bias exactly; None where the window reaches below nq (not at the thresholds of
-    the bound).
+    selection bias exactly.
 
     With s(t) a column's expected share of :func:`selection_bias`'s estimate and b(t) its share
     of B (t users), the estimate κ·Σ s − (L − K′)·(κs₀ − b₀) has mean at least B when every
@@ -486,7 +484,8 @@ def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float
     (a light column is read like an empty one), so K′ = |H| + ρU. Both are computed on a grid
     of t with the normal approximation of c (mean nq + t(p − q), the exact variance) and a
     continuity correction: b(t) = σ_tφ(a_t)/(p − q), a_t = (τ + ½ − μ_t)/σ_t, and the window's
-    plug-in variance (linear in c) integrated against the normal density in closed form.
+    plug-in variance (linear in c above nq, the null's below) integrated against the normal
+    density in closed form.
 
     Parameters
     ----------
@@ -499,12 +498,10 @@ def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float
 
     Returns
     -------
-    (float, float) or None
+    (float, float)
     """
     sd0 = math.sqrt(count_variance(0, n, p, q))
     w = math.ceil(sd0 / 2)
-    if tau - w < n * q:
-        return None
     d = p - q
     slope = p * (1 - p) - q * (1 - q)                    # Var(c) = n q(1 − q) + t·slope
     top = max((tau + w - n * q) / d, 1.0)
@@ -512,10 +509,12 @@ def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float
     t = np.unique(np.concatenate([[0.0], np.round(np.geomspace(1, min(top, n), 400))]))
     mean, sd = n * q + t * d, np.sqrt(count_variance(t, n, p, q))
     lo, hi = (tau - w - 0.5 - mean) / sd, (tau + w + 0.5 - mean) / sd
-    # the plug-in Var(c) at t̂(c) = (c − nq)/d is n q(1 − q) + slope·(c − nq)/d, linear in c
+    split = np.clip((n * q - mean) / sd, lo, hi)         # t̂(c) < 0 below nq: its variance is the null's
+    # the plug-in Var(c) at t̂(c) = (c − nq)/d is n q(1 − q) + slope·(c − nq)/d above nq, linear in c
     a0 = n * q * (1 - q) - slope * n * q / d
-    share = ((a0 + slope * mean / d) * (special.ndtr(hi) - special.ndtr(lo))
-             - slope * sd / d * (stats.norm.pdf(hi) - stats.norm.pdf(lo))) / ((2 * w + 1) * d)
+    share = ((a0 + slope * mean / d) * (special.ndtr(hi) - special.ndtr(split))
+             - slope * sd / d * (stats.norm.pdf(hi) - stats.norm.pdf(split))
+             + n * q * (1 - q) * (special.ndtr(split) - special.ndtr(lo))) / ((2 * w + 1) * d)
     bias = sd * stats.norm.pdf((tau + 0.5 - mean) / sd) / d
     ratio = np.divide(bias, share, out=np.zeros_like(bias), where=share > 1e-300)
     kappa = max(1 + w * w / (6 * sd0 * sd0), 1.02 * float(ratio.max()))
@@ -953,7 +952,7 @@ def thinning(p: float, q: float, p2: float, q2: float) -> tuple[float, float] | 
 
     Returns
     -------
-    (float, float) or None
+    (float, float)
     """
     r = (p2 - q2) / (p - q)
     b = q2 - q * r

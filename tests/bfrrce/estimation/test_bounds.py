@@ -479,7 +479,9 @@ def test_empty_column_bias_is_the_exact_share(n, eps):
         assert s0 == pytest.approx(float(np.sum(law.pmf(x) * plug)) / ((2 * w + 1) * (p - q)), rel=1e-9, abs=1e-300)
         kappa, rho = bounds.occupied_window_terms(n, p, q, tau)
         assert kappa >= 1 + w * w / (6 * sd0 * sd0) - 1e-12 and rho >= 0
-    assert bounds.occupied_window_terms(n, p, q, n * q) is None       # a window below nq: not used
+    kappa, rho = bounds.occupied_window_terms(n, p, q, bounds.null_quantile(0.5, n, q))   # a window across nq
+    b0, s0 = bounds.empty_column_bias(n, p, q, bounds.null_quantile(0.5, n, q))
+    assert kappa * s0 >= b0 and rho >= 0             # the window is short at the null's mode: κ covers it
 
 
 @pytest.mark.parametrize("tail", [None, 0.1])
