@@ -8,7 +8,8 @@ simulates the column sums exactly in distribution, and prints the coverage of th
 95% interval (lower, upper), the median bounds, the AARE of ``value``, the ratio of its median
 reported standard error to its measured spread (the sd of ``value`` over the runs; in the CSV
 also ``se_error_ratio``, against the sd of value − D, which adds the spread of the true D where
-the shape is drawn anew each run), and the coverage by ``visible``'s 95% interval of
+the shape is drawn anew each run; not given where both are below half a value, where ``value``
+reads the integer D exactly), and the coverage by ``visible``'s 95% interval of
 the number of values held by at least f50 users (the detection limit), the target a user who
 wants "the values above the limit" has in mind (value unit only).
 
@@ -108,6 +109,18 @@ def oracle_upper(mech, keys, f):
     return min(bounds.values_upper_by_slots(1.96 * sigma, int(occupied.sum()), mech.L, mech.l, 0.005), n)
 
 
+EXACT_BELOW = 0.5     # a spread and a standard error both below half a value: D is read exactly
+
+
+def _ratio(se, spread):
+    """se/sd, or NaN where sd is 0 or where both are below :data:`EXACT_BELOW`: D is an integer,
+    so an estimate that stays within half a value of it identifies it, and the ratio of two
+    sub-unit numbers (a spread from the optimiser's tolerance) says nothing about the ±."""
+    if spread <= 0 or max(se, spread) < EXACT_BELOW:
+        return math.nan
+    return se / spread
+
+
 def run_cell(shape, n, D, eps, L, l, unit, perturbation, runs, seed, w):
     rng = np.random.default_rng(seed)
     mech = BFRRCE(epsilon=eps, L=L, l=l, unit=unit, perturbation=perturbation)
@@ -141,8 +154,8 @@ def run_cell(shape, n, D, eps, L, l, unit, perturbation, runs, seed, w):
             **{f"aare_{name}": float(np.mean(np.abs(col - truth) / truth))
                for name, col in zip(BASELINES, a.T[9:])},
             "aare": float(np.mean(np.abs(value - truth) / truth)),
-            "se_ratio": float(np.median(se) / spread) if spread > 0 else math.nan,
-            "se_error_ratio": float(np.median(se) / error_spread) if error_spread > 0 else math.nan,
+            "se_ratio": _ratio(float(np.median(se)), spread),
+            "se_error_ratio": _ratio(float(np.median(se)), error_spread),
             "above_f50": float(np.median(above)),
             "visible_coverage": float(np.mean((vis_lo <= above) & (above <= vis_hi))) if unit == "value"
             else math.nan}

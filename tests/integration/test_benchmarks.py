@@ -90,3 +90,13 @@ def test_sets_holders_tables():
     assert rows[0][5] == 3 and rows[0][6] == 1.0
     profile = family_profiles([(4.0, 10, "pairs")], [1.0], np.random.default_rng(2))[1]
     assert profile[0][5] == 0.0 > profile[0][4]
+
+
+def test_coverage_se_ratio_is_not_given_where_value_reads_d_exactly():
+    """Both below half a value: D (an integer) is read exactly and the ratio says nothing; a
+    spread or a standard error of a value or more gives the ratio, whichever way it errs."""
+    import math
+
+    from benchmarks.coverage import _ratio
+    assert math.isnan(_ratio(0.3, 0.01)) and math.isnan(_ratio(1.0, 0.0))
+    assert _ratio(0.3, 3.0) == pytest.approx(0.1) and _ratio(5.0, 0.01) == pytest.approx(500.0)
