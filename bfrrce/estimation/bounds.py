@@ -57,6 +57,7 @@ EXACT_OWN_SHARE = 0.3  # ... when they are in the exact regime and the first law
 EXACT_LAW_SHARE = 0.6  # ... and that first law's share
 LAWS_ABOVE = 0.5       # the laws are tried only above this share of visible columns (or exact, or at the cap)
 CLOSE_LAW = 0.8       # ε′/ε from which D <= d* is read on the first law's sums in the exact regime
+LAWS_CROWDED = 1.05     # ... or where the bound exceeds (|H| + U⁺)/l by this factor
 LAWS_FROM = 4.0        # slots a column (l·D/L) below which D is tested on the sums as reported alone
 
 
@@ -1046,7 +1047,10 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     design, not of the sums) whether or not the law is computed, so the level of a law does not
     depend on the sums (:meth:`bfrrce.BFRRCE.degraded_laws` always gives three). The laws are
     tried only where the bound on the sums as reported is of the kinds that loosen with ε: in
-    the exact regime, with more than :data:`LAWS_ABOVE` of the columns visible, or at the cap
+    the exact regime, with more than :data:`LAWS_ABOVE` of the columns visible, at the cap, or
+    where the bound exceeds (|H| + U⁺)/l by :data:`LAWS_CROWDED` (light values crowd the columns
+    of H near τ; at a lower ε fewer of them pass: 10⁵ users, half of them in 5 values and half
+    singletons, read 1.07·D at ε = 8 and 1.02·D at ε = 4 on the same data without it)
     (elsewhere the sums as reported give the bound; docs/estimation.md has the measurement).
     They are tried from the highest ε' down and the search
     stops at the first that does not improve on the best so far (below the cap): the minimum
@@ -1090,8 +1094,10 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     best, info = upper_bound(observed, shares[0] * alpha, parts=parts)
     info["upper_epsilon"] = None
     base = observed
+    crowded = best > LAWS_CROWDED * (info.get("users_out_upper", 0.0) + info.get("columns_in", 0)) / design.l
     if (exact_regime(design.n, design.p, design.q) or info.get("columns_in", design.L) > LAWS_ABOVE * design.L
-            or best >= design.cap):  # where a bound loosens with ε: exact regime, full filter, the cap
+            or best >= design.cap or crowded):  # where a bound loosens with ε: exact regime, full filter, the
+        # cap, or where the slots of H's columns add much to |H| + U⁺ (light values crowding columns near τ)
         for (eps, (p2, q2)), share in zip(laws.items(), shares[1:]):
             if exact_regime(design.n, base.design.p, base.design.q):   # degrade: the law's plug-in bias
                 channel = thinning(base.design.p, base.design.q, p2, q2)

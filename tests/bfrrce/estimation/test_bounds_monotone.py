@@ -252,3 +252,21 @@ def test_small_d_in_the_exact_regime_reads_the_first_law_where_it_is_close():
         agg = small.simulate(np.arange(D), counts=np.full(D, f), rng=0)
         observed = Observed(agg.counts, small.design(agg.n))
         assert bounds._small_d_sums(observed, small.degraded_laws(agg.n))[0] is observed
+
+
+def test_upper_bound_no_worse_at_higher_epsilon_where_light_values_crowd_columns_near_the_threshold():
+    """Half of 10^5 users in 5 values, half singletons, L = 1024: at ε = 8 the singletons' columns
+    (49 users each) sit just under the clean threshold and some pass it, so the slots of H add to
+    |H| + U⁺ and the laws of smaller ε are tried (LAWS_CROWDED); on the same data the median upper
+    bound over 5 seeds is then at most that at ε = 4 (before: 1.07·D against 1.02·D)."""
+    f = np.concatenate([np.full(5, 10 ** 4), np.ones(5 * 10 ** 4, dtype=np.int64)])
+    uppers = {4.0: [], 8.0: []}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        for s in range(5):
+            keys = np.random.default_rng(s).integers(0, 2 ** 62, f.size)
+            for eps in uppers:
+                mech = BFRRCE(epsilon=eps, L=1024)
+                agg = mech.simulate(keys, counts=f, rng=np.random.default_rng(100 + s))
+                uppers[eps].append(mech.estimate(agg).upper)
+    assert np.median(uppers[8.0]) <= np.median(uppers[4.0])
