@@ -404,9 +404,12 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
     Both are combined with :func:`combined_weight` (weights from the two variance bounds, which
     the data fix through the columns' counts on either side of τ): the variance of the
     combination is below either's. With ``L`` given, the empty columns' share of B̂ is taken at
-    its exact value (:func:`empty_column_bias`): B̂(D) = B̂ − (L − min(L, l·D))·(s₀ − b₀)⁺, the
-    fewest empty columns that D values leave, so the bound is a non-decreasing function of D
-    (the weight of the two ways is fixed at the uncorrected B̂).
+    its exact value b₀ (:func:`empty_column_bias`) and the window's reading of the occupied
+    columns is raised by κ (:func:`occupied_window_terms`): B̂′ = κB̂ − (L − K′)·(κs₀ − b₀), with
+    K′ = min(l·D, |H| + ρU) (the occupied columns that the window reads unlike empty ones: all
+    of H at most, and ρ per user outside), taken at the largest fixed point of U⁺ in U, so the
+    bound is a non-decreasing function of D (the weight of the two ways is fixed at the
+    uncorrected B̂; where κs₀ <= b₀, K′ = 0).
 
     Parameters
     ----------
@@ -480,9 +483,10 @@ def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float
     With s(t) a column's expected share of :func:`selection_bias`'s estimate and b(t) its share
     of B (t users), the estimate κ·Σ s − (L − K′)·(κs₀ − b₀) has mean at least B when every
     d(t) = κs(t) − b(t) >= 0 and K′ >= Σ_{occupied} ω(t_j), ω = 1 − d/d₀: κ is the largest
-    b/s over t, with a margin of 2%, and at least 1 + w²/(6σ₀²) (a window around a mode reads its
-    density short by about w²/(6σ²), σ >= σ₀), and ω(t) <= 1 on the columns of H while ω(t) <= ρt outside, ρ = 2·max_t ω⁺(t)/t
-    (a light column is read like an empty one), so K′ = |H| + ρU. Both are computed on a grid
+    b/s over t, with a margin of 2%, and at least 1 + w²/(6σ₀²) (a window around a mode reads
+    its density short by about w²/(6σ²), σ >= σ₀), and ω(t) <= 1 on the columns of H while
+    ω(t) <= ρt outside, ρ = 2·max_t ω⁺(t)/t (a light column is read like an empty one), so
+    K′ = |H| + ρU. Both are computed on a grid
     of t with the normal approximation of c (mean nq + t(p − q), the exact variance) and a
     continuity correction: b(t) = σ_tφ(a_t)/(p − q), a_t = (τ + ½ − μ_t)/σ_t, and the window's
     plug-in variance (linear in c above nq, the null's below) integrated against the normal
@@ -953,7 +957,7 @@ def thinning(p: float, q: float, p2: float, q2: float) -> tuple[float, float] | 
 
     Returns
     -------
-    (float, float)
+    (float, float) or None
     """
     r = (p2 - q2) / (p - q)
     b = q2 - q * r
