@@ -388,6 +388,38 @@ def empty_column_bias(n: int, p: float, q: float, tau: float) -> tuple[float, fl
     return b0, s0
 
 
+@functools.lru_cache(maxsize=256)
+def empty_column_cross(n: int, p: float, q: float, tau: float) -> tuple[float, float, float]:
+    """An empty column's E₀[e·1{c <= τ}·a(c)], E₀[e·1{c > τ}·a(c)] and E₀[a(c)], a(c) its share of
+    :func:`selection_bias`'s window estimate (Var(c | t̂(c))/((2w + 1)(p − q)) within w = ⌈σ₀/2⌉
+    of τ, 0 elsewhere): the covariance of the two readings' noise with that estimate, which
+    :func:`users_outside_upper` adds to the spread (the window and the columns just under τ move
+    together).
+
+    Parameters
+    ----------
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    tau : float
+        The threshold (an integer count).
+
+    Returns
+    -------
+    (float, float, float)
+        In users² (the first two) and users.
+    """
+    k = math.floor(tau)
+    w = math.ceil(math.sqrt(count_variance(0, n, p, q)) / 2)
+    x = np.arange(max(k - w, 0), k + w + 1)
+    share = stats.binom.pmf(x, n, q) * count_variance(np.clip((x - n * q) / (p - q), 0, n), n, p, q) \
+        / ((2 * w + 1) * (p - q))
+    e = (x - n * q) / (p - q)
+    below = x <= k
+    return float(np.sum((e * share)[below])), float(np.sum((e * share)[~below])), float(np.sum(share))
+
+
 def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
                         p: float, q: float, tau: float, total: float | None,
                         alpha: float, L: int | None = None, l: int = 1):
@@ -409,7 +441,10 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
     K′ = min(l·D, |H| + ρU) (the occupied columns that the window reads unlike empty ones: all
     of H at most, and ρ per user outside), taken at the largest fixed point of U⁺ in U, so the
     bound is a non-decreasing function of D (the weight of the two ways is fixed at the
-    uncorrected B̂; where κs₀ <= b₀, K′ = 0).
+    uncorrected B̂; where κs₀ <= b₀, K′ = 0). The spread then also holds the empty columns' covariance
+    of the combined reading's noise with B̂ (:func:`empty_column_cross`), at L columns where positive:
+    2κ·L·E₀[ξ·a], ξ = e·((1 − w)1{c <= τ} − w·1{c > τ}) + b₀ (that of the occupied columns is left
+    out, as before).
 
     Parameters
     ----------
@@ -450,14 +485,18 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
     mean = (1 - w) * direct + (0.0 if total is None else w * (total - float(np.sum(t_hat[inside]))))
     way = "direct" if total is None else "combined"
 
+    cross = 0.0                  # the empty columns' covariance of the readings with B̂ (L given)
+
     def bound(b: float) -> float:
-        spread = w * w * (inner_var + reach * b) + (1 - w) ** 2 * direct_var + bias_var   # B̂ enters once
+        spread = w * w * (inner_var + reach * b) + (1 - w) ** 2 * direct_var + bias_var + cross   # B̂ once
         return mean + b + z * math.sqrt(spread)
 
     if L is None:
         return bound(bias), way
     kappa, rho = occupied_window_terms(n, p, q, tau)
     b0, s0 = empty_column_bias(n, p, q, tau)
+    below, above, window = empty_column_cross(n, p, q, tau)
+    cross = 2 * L * kappa * max((1 - w) * below - w * above + b0 * window, 0.0)   # at most L empty columns
     over, inside_count = kappa * s0 - b0, float(np.sum(inside))
     bias_var *= kappa ** 2
     if over <= 0:                 # the window reads an empty column short: all L columns empty at worst
