@@ -215,7 +215,7 @@ def selection_bias(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q
         B̂, Var(B̂) and the excess second moment.
     """
     sd0 = math.sqrt(count_variance(0, n, p, q))
-    w = math.ceil(sd0 / 2)
+    w = window_half_width(n, p, q)
     near = np.abs(counts - tau) <= w
     found = int(near.sum())
     var = count_variance(np.clip(t_hat[near], 0, n), n, p, q)
@@ -351,18 +351,41 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     return users_out
 
 
+def window_half_width(n: int, p: float, q: float) -> int:
+    """w = ⌈σ₀/2⌉ counts, σ₀ the sd of an empty column's sum: the half width of the window around τ
+    that :func:`selection_bias` reads.
+
+    Parameters
+    ----------
+    n : int
+        Number of reports.
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+
+    Returns
+    -------
+    int
+    """
+    return math.ceil(math.sqrt(count_variance(0, n, p, q)) / 2)
+
+
 @functools.lru_cache(maxsize=256)
-def empty_column_bias(n: int, p: float, q: float, tau: float) -> tuple[float, float]:
-    """An empty column's exact share of the selection bias of τ, and its expected share of
-    :func:`selection_bias`'s estimate.
+def empty_column_terms(n: int, p: float, q: float, tau: float) -> tuple[float, float, float, float]:
+    """An empty column's exact share of the selection bias of τ, its expected share of
+    :func:`selection_bias`'s estimate, and that share's products with the column's noise on
+    either side of τ.
 
     For c ~ Binomial(n, q), E[(c − nq)·1{c >= k}] = k(1 − q)·Pr[c = k], so
-    b₀ = E₀[e·1{c > τ}] = (τ + 1)(1 − q)·Pr₀[c = τ + 1]/(p − q) exactly; the estimate charges an
-    empty column s₀ = Σ_{|x − τ| <= w} Pr₀[c = x]·Var(c | t̂ = t̂(x))/((2w + 1)(p − q)) in
-    expectation (w = ⌈σ₀/2⌉, the variance at the column's own t̂ clipped to [0, n], as
-    :func:`selection_bias` reads it). Where the window is conservative for empty columns
-    (s₀ > b₀: every threshold of the bound, 1.03–2.5× at the 0.9 quantile to the clean one),
-    the estimate's excess over the exact share is (L − K)·(s₀ − b₀) for L − K empty columns.
+    b₀ = E₀[e·1{c > τ}] = (τ + 1)(1 − q)·Pr₀[c = τ + 1]/(p − q) exactly. The estimate charges a
+    column a(c) = Var(c | t̂(c))/((2w + 1)(p − q)) within w (:func:`window_half_width`) of τ and 0
+    elsewhere (the variance at the column's own t̂ clipped to [0, n], as :func:`selection_bias`
+    reads it): s₀ = E₀[a(c)]. Where the window is conservative for empty columns (s₀ > b₀; the
+    null density is convex more than 1 sd above its mean,
+    `test_selection_bias_window_is_conservative_at_every_threshold_of_the_bound`) the estimate's
+    excess over the exact share is (L − K)·(s₀ − b₀) for L − K empty columns. E₀[e·1{c <= τ}·a(c)]
+    and E₀[e·1{c > τ}·a(c)] give the covariance of the two readings' noise with the estimate
+    (the window and the columns just under τ move together), which :func:`users_outside_upper`
+    adds to the spread.
 
     Parameters
     ----------
@@ -375,49 +398,17 @@ def empty_column_bias(n: int, p: float, q: float, tau: float) -> tuple[float, fl
 
     Returns
     -------
-    (float, float)
-        b₀ and s₀, in users.
+    (float, float, float, float)
+        b₀ and s₀ (users), E₀[e·1{c <= τ}·a(c)] and E₀[e·1{c > τ}·a(c)] (users²).
     """
     k = math.floor(tau)
-    sd0 = math.sqrt(count_variance(0, n, p, q))
-    w = math.ceil(sd0 / 2)
+    w = window_half_width(n, p, q)
     b0 = (k + 1) * (1 - q) * float(stats.binom.pmf(k + 1, n, q)) / (p - q)
     x = np.arange(max(k - w, 0), k + w + 1)
-    plug = count_variance(np.clip((x - n * q) / (p - q), 0, n), n, p, q)
-    s0 = float(np.sum(stats.binom.pmf(x, n, q) * plug)) / ((2 * w + 1) * (p - q))
-    return b0, s0
-
-
-@functools.lru_cache(maxsize=256)
-def empty_column_cross(n: int, p: float, q: float, tau: float) -> tuple[float, float, float]:
-    """An empty column's E₀[e·1{c <= τ}·a(c)], E₀[e·1{c > τ}·a(c)] and E₀[a(c)], a(c) its share of
-    :func:`selection_bias`'s window estimate (Var(c | t̂(c))/((2w + 1)(p − q)) within w = ⌈σ₀/2⌉
-    of τ, 0 elsewhere): the covariance of the two readings' noise with that estimate, which
-    :func:`users_outside_upper` adds to the spread (the window and the columns just under τ move
-    together).
-
-    Parameters
-    ----------
-    n : int
-        Number of reports.
-    p, q : float
-        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
-    tau : float
-        The threshold (an integer count).
-
-    Returns
-    -------
-    (float, float, float)
-        In users² (the first two) and users.
-    """
-    k = math.floor(tau)
-    w = math.ceil(math.sqrt(count_variance(0, n, p, q)) / 2)
-    x = np.arange(max(k - w, 0), k + w + 1)
-    share = stats.binom.pmf(x, n, q) * count_variance(np.clip((x - n * q) / (p - q), 0, n), n, p, q) \
-        / ((2 * w + 1) * (p - q))
     e = (x - n * q) / (p - q)
+    share = stats.binom.pmf(x, n, q) * count_variance(np.clip(e, 0, n), n, p, q) / ((2 * w + 1) * (p - q))
     below = x <= k
-    return float(np.sum((e * share)[below])), float(np.sum((e * share)[~below])), float(np.sum(share))
+    return b0, float(np.sum(share)), float(np.sum((e * share)[below])), float(np.sum((e * share)[~below]))
 
 
 def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
@@ -436,13 +427,13 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
     Both are combined with :func:`combined_weight` (weights from the two variance bounds, which
     the data fix through the columns' counts on either side of τ): the variance of the
     combination is below either's. With ``L`` given, the empty columns' share of B̂ is taken at
-    its exact value b₀ (:func:`empty_column_bias`) and the window's reading of the occupied
+    its exact value b₀ (:func:`empty_column_terms`) and the window's reading of the occupied
     columns is raised by κ (:func:`occupied_window_terms`): B̂′ = κB̂ − (L − K′)·(κs₀ − b₀), with
     K′ = min(l·D, |H| + ρU) (the occupied columns that the window reads unlike empty ones: all
     of H at most, and ρ per user outside), taken at the largest fixed point of U⁺ in U, so the
     bound is a non-decreasing function of D (the weight of the two ways is fixed at the
     uncorrected B̂; where κs₀ <= b₀, K′ = 0). The spread then also holds the empty columns' covariance
-    of the combined reading's noise with B̂ (:func:`empty_column_cross`), at L columns where positive:
+    of the combined reading's noise with B̂ (:func:`empty_column_terms`), at L columns where positive:
     2κ·L·E₀[ξ·a], ξ = e·((1 − w)1{c <= τ} − w·1{c > τ}) + b₀ (that of the occupied columns is left
     out, as before).
 
@@ -494,9 +485,8 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
     if L is None:
         return bound(bias), way
     kappa, rho = occupied_window_terms(n, p, q, tau)
-    b0, s0 = empty_column_bias(n, p, q, tau)
-    below, above, window = empty_column_cross(n, p, q, tau)
-    cross = 2 * L * kappa * max((1 - w) * below - w * above + b0 * window, 0.0)   # at most L empty columns
+    b0, s0, below, above = empty_column_terms(n, p, q, tau)
+    cross = 2 * L * kappa * max((1 - w) * below - w * above + b0 * s0, 0.0)   # at most L empty columns
     over, inside_count = kappa * s0 - b0, float(np.sum(inside))
     bias_var *= kappa ** 2
     if over <= 0:                 # the window reads an empty column short: all L columns empty at worst
@@ -545,7 +535,7 @@ def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float
     (float, float)
     """
     sd0 = math.sqrt(count_variance(0, n, p, q))
-    w = math.ceil(sd0 / 2)
+    w = window_half_width(n, p, q)
     d = p - q
     slope = p * (1 - p) - q * (1 - q)                    # Var(c) = n q(1 − q) + t·slope
     top = max((tau + w - n * q) / d, 1.0)
@@ -1092,9 +1082,8 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     tried only where the bound on the sums as reported is of the kinds that loosen with ε: in
     the exact regime, with more than :data:`LAWS_ABOVE` of the columns visible, at the cap, or
     where the bound exceeds (|H| + U⁺)/l by :data:`LAWS_CROWDED` (light values crowd the columns
-    of H near τ; at a lower ε fewer of them pass: 10⁵ users, half of them in 5 values and half
-    singletons, read 1.07·D at ε = 8 and 1.02·D at ε = 4 on the same data without it)
-    (elsewhere the sums as reported give the bound; docs/estimation.md has the measurement).
+    of H just above τ and their slots add to the bound, while at a lower ε fewer of them pass)
+    (elsewhere the sums as reported give the bound; docs/estimation.md has the measurements).
     They are tried from the highest ε' down and the search
     stops at the first that does not improve on the best so far (below the cap): the minimum
     over any data-chosen subset of bounds, each valid at its share, is valid at the sum of

@@ -470,7 +470,7 @@ def test_empty_column_bias_is_the_exact_share(n, eps):
     w = math.ceil(sd0 / 2)
     for share, tail in bounds.THRESHOLDS:
         tau = bounds.null_quantile(bounds.FALSE_POSITIVE * share * 0.025 / 4096 if tail is None else tail(4096), n, q)
-        b0, s0 = bounds.empty_column_bias(n, p, q, tau)
+        b0, s0, _, _ = bounds.empty_column_terms(n, p, q, tau)
         c = np.arange(int(tau) + 1, int(n * q + 40 * sd0 + 40))
         assert b0 == pytest.approx(float(np.sum((c - n * q) * law.pmf(c))) / (p - q), rel=1e-9, abs=1e-300)
         x = np.arange(int(tau) - w, int(tau) + w + 1)
@@ -480,7 +480,7 @@ def test_empty_column_bias_is_the_exact_share(n, eps):
         kappa, rho = bounds.occupied_window_terms(n, p, q, tau)
         assert kappa >= 1 + w * w / (6 * sd0 * sd0) - 1e-12 and rho >= 0
     kappa, rho = bounds.occupied_window_terms(n, p, q, bounds.null_quantile(0.5, n, q))   # a window across nq
-    b0, s0 = bounds.empty_column_bias(n, p, q, bounds.null_quantile(0.5, n, q))
+    b0, s0, _, _ = bounds.empty_column_terms(n, p, q, bounds.null_quantile(0.5, n, q))
     assert kappa * s0 >= b0 and rho >= 0             # the window is short at the null's mode: κ covers it
 
 
@@ -516,7 +516,7 @@ def test_users_outside_hold_where_values_sit_at_the_threshold(tail, shape):
 
 def test_empty_column_cross_is_the_covariance_of_the_direct_reading_with_the_window():
     """For empty columns, Cov(e·1{c <= τ}, a(c)) (a: the column's share of the window estimate) by
-    empty_column_cross equals the sample covariance of 400,000 simulated null columns within 5
+    empty_column_terms equals the sample covariance of 400,000 simulated null columns within 5
     standard errors, at the 0.98 and 0.9 quantiles (positive: the window and the columns just under
     τ move together)."""
     n, mech = 10 ** 5, BFRRCE(epsilon=8.0, L=4096)
@@ -527,8 +527,7 @@ def test_empty_column_cross_is_the_covariance_of_the_direct_reading_with_the_win
     e = (c - n * q) / (p - q)
     for tail in (0.02, 0.1):
         tau = bounds.null_quantile(tail, n, q)
-        below, above, window = bounds.empty_column_cross(n, p, q, tau)
-        b0, _ = bounds.empty_column_bias(n, p, q, tau)
+        b0, window, below, above = bounds.empty_column_terms(n, p, q, tau)
         t_hat = np.clip(e, 0, n)
         a = np.where(np.abs(c - tau) <= w, t_hat * p * (1 - p) + (n - t_hat) * q * (1 - q), 0.0) / ((2 * w + 1) * (p - q))
         xi = e * (c <= tau) + b0
