@@ -1,10 +1,12 @@
 """The named cases of the bounds (docs/estimation.md, "Upper bound"): medians over seeded runs.
 
-    python -m benchmarks.named_cases [--runs 10]
+    python -m benchmarks.named_cases [--runs 10] [--first-seed 0] [--only NAME]
 
-Each run draws a new hash seed and new column sums (run s uses seed s); it prints the median
-lower/D, upper/D and value/D, and the median upper/D of four data sets at ε = 4, 8 and 10 (the
-bound must not get looser with more ε).
+Each run draws a new hash seed and new column sums (run s uses seed s, from ``--first-seed``); it
+prints the median lower/D, upper/D and value/D (with more than 10 runs also the quartiles of
+upper/D and the medians of its blocks of 10 runs), and the median upper/D of six
+data sets at ε = 4, 8 and 10 (the bound must not get looser with more ε). ``--only`` keeps the
+cases whose name contains NAME.
 """
 
 from __future__ import annotations
@@ -45,22 +47,34 @@ MONOTONE = (  # name, counts(rng), L, l
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", PrivacyWarning)
+    seeds = range(args.first_seed, args.first_seed + args.runs)
     for name, D, f, eps, L, l in CASES:
+        if args.only not in name:
+            continue
         out = []
-        for s in range(args.runs):
+        for s in seeds:
             rng = np.random.default_rng(s)
             mech = BFRRCE(epsilon=eps, L=L, l=l, hash_seed=int(rng.integers(2 ** 31)))
             est = mech.estimate(mech.simulate(np.arange(D), counts=np.full(D, f), rng=rng))
             out.append((est.lower / D, est.upper / D, est.value / D))
         lo, hi, value = np.median(out, axis=0)
         print(f"{name:32} lower/D {lo:6.3f}  upper/D {hi:10.2f}  value/D {value:6.3f}")
+        if args.runs > 10:
+            ups = np.array(out)[:, 1]
+            blocks = [np.median(ups[i:i + 10]) for i in range(0, ups.size - 9, 10)]
+            print(f"{'':32} upper/D quartiles {np.percentile(ups, 25):.2f}-{np.percentile(ups, 75):.2f}; medians of "
+                  f"its blocks of 10 runs: {' '.join(f'{b:.1f}' for b in blocks)}")
     for name, make, L, l in MONOTONE:
+        if args.only not in name:
+            continue
         ratios = {}
         for eps in (4, 8, 10):
             ups = []
-            for s in range(args.runs):
+            for s in seeds:
                 rng = np.random.default_rng(s)
                 counts = make(rng)
                 mech = BFRRCE(epsilon=eps, L=L, l=l, hash_seed=s)
