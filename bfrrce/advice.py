@@ -63,7 +63,6 @@ from protocols.shuffle import largest_local_epsilon
 from .calibration import PERTURBATIONS
 from .estimation import combine
 from .estimation.bounds import FALSE_POSITIVE, MASS_SHARE, THRESHOLDS, slots_excess, values_upper_by_slots
-from .estimation.estimators import LOWER_SHARE
 from .estimation.occupancy import P_GRID
 from .mechanism import BFRRCE
 from .sums import ColumnSums, null_variance
@@ -229,7 +228,7 @@ def predicted_aare(n: int, D, p: float, q: float, L: int, l: int, columns: float
 def predicted_upper(n: int, D: float, p: float, q: float, L: int, l: int) -> float:
     """The upper bound's mass balance at the truth on D equally frequent values, all visible: the
     users outside their columns are known to z·σ (z at the share of the level that the bound
-    gives them below 4·L/l at 95%: 0.05·(1 − ``LOWER_SHARE``)·0.85·0.9), σ⁻² = σ_in⁻² + σ_out⁻² with
+    gives them below 4·L/l, 0.025·0.85·0.9), σ⁻² = σ_in⁻² + σ_out⁻² with
     σ_in² = l·D·Var(t̂ | t = n/D) over the occupied columns and σ_out² over the others
     (Var(t̂ | 0) each), turned into values by :func:`.estimation.bounds.values_upper_by_slots`
     (the oracle of ``benchmarks/coverage.py``; docs/estimation.md, "Named cases").
@@ -278,7 +277,7 @@ def _predicted_balance(n, D, p, q, L, l):
     inner = l * D * float(count_variance(min(n / D, n), n, p, q))
     outer = max(L - occupied, 0.0) * float(count_variance(0, n, p, q))
     sigma = math.sqrt(1 / (1 / inner + 1 / outer)) if inner > 0 and outer > 0 else math.sqrt(inner)
-    share = 0.05 * (1 - LOWER_SHARE) * THRESHOLDS[0][0]
+    share = 0.025 * THRESHOLDS[0][0]
     z = -float(special.ndtri(MASS_SHARE * share))
     return z * sigma / (p - q), min(round(occupied), L - 1), L, l, (1 - MASS_SHARE - FALSE_POSITIVE) * share
 

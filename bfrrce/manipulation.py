@@ -38,7 +38,6 @@ from protocols.errors import LDPValueError
 
 from .estimation import bounds, occupancy
 from .estimation.design import Observed
-from .estimation.estimators import LOWER_SHARE
 from .sums import ColumnSums
 
 
@@ -87,8 +86,7 @@ def robust_interval(mech, agg: ColumnSums, max_fake_fraction: float, *, max_weig
         passed (``bfrrce aggregate --screen`` prints it; :func:`bfrrce.poisoning.weight_bounds`),
         default L (no screen).
     confidence : float
-        Joint level of the two bounds, in (0, 1) (the lower bound takes
-        :data:`bfrrce.estimation.estimators.LOWER_SHARE` of 1 − confidence, the upper the rest).
+        Joint level of the two bounds, in (0, 1).
 
     Returns
     -------
@@ -111,7 +109,7 @@ def robust_interval(mech, agg: ColumnSums, max_fake_fraction: float, *, max_weig
     n, fakes = agg.n, math.floor(beta * agg.n)
     if n - fakes < 1:
         raise LDPValueError(f"no honest report left with {fakes} fakes among {n}")
-    alpha = (1 - confidence) * LOWER_SHARE             # the lower side's share, as in estimate()
+    alpha = (1 - confidence) / 2
     tau = bounds.null_quantile(alpha / (2 * L), n, q)
     excess = np.sort(agg.counts[agg.counts > tau] - tau)
     liftable = excess[excess <= fakes]
@@ -122,7 +120,6 @@ def robust_interval(mech, agg: ColumnSums, max_fake_fraction: float, *, max_weig
     def hidden(inside: int) -> float:
         return max(fakes * weight, (L - inside) * fakes * q) / (p - q)
 
-    upper, _ = bounds.upper_bound(Observed(agg.counts, mech.design(n)), (1 - confidence) - alpha,
-                                  shift=hidden if fakes else None)
+    upper, _ = bounds.upper_bound(Observed(agg.counts, mech.design(n)), alpha, shift=hidden if fakes else None)
     upper = float(math.floor(min(upper, n)))
     return RobustInterval(float(min(lower, upper)), max(upper, 1.0), fakes, weight, confidence)

@@ -46,8 +46,6 @@ METHODS = ("fill", "corrected", "paper")
 
 AGREE_Z = 2.0                  # S and V read the same occupied columns within this many sd
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
-LOWER_SHARE = 0.2              # share of the interval's error probability for the lower bound, the rest
-                               # for the upper (docs/estimation.md, "The interval's two sides")
 ASSUMPTION = ("all values have about equal frequencies or are above the detection limit "
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
 
@@ -258,9 +256,7 @@ def estimate_cardinality(observed: Observed, *, method: str, confidence: float, 
     """Bounds, point estimate and detection curve of one method, as a
     :class:`~bfrrce.estimation.CardinalityEstimate`.
 
-    The lower bound is one-sided at :data:`LOWER_SHARE`·(1 − confidence), the upper at the
-    rest (the upper bound's noise term moves with its level, the lower bound's counts hardly
-    do: docs/estimation.md, "The interval's two sides"). With ``unit="value"`` the total count
+    The bounds are each one-sided at (1 − confidence)/2. With ``unit="value"`` the total count
     is N = n; with ``unit="item"`` it is unknown, and Σ_j t̂_j/l estimates it; the upper bound is
     then ∞: a party's items can share columns of its own filter (a party with many items sets
     nearly every bit), so no column sums bound the number of items. With ``unit="value"`` the lower bound is at most n
@@ -305,10 +301,10 @@ def estimate_cardinality(observed: Observed, *, method: str, confidence: float, 
     if method not in METHODS:
         raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
     design, n = observed.design, observed.design.n
-    alpha = 1 - confidence
-    lower, low = bounds.lower_bound(observed, LOWER_SHARE * alpha)
+    alpha = (1 - confidence) / 2
+    lower, low = bounds.lower_bound(observed, alpha)
     if design.one_value_each:
-        upper, up = bounds.upper_bound_over_laws(observed, degraded or {}, (1 - LOWER_SHARE) * alpha)
+        upper, up = bounds.upper_bound_over_laws(observed, degraded or {}, alpha)
     else:       # a party's items share its bits: no number of set bits bounds its items
         upper, up = math.inf, {"upper_by_mass_balance": math.inf}
     if design.one_value_each and lower > n:       # D <= n for sure: the bound keeps its level

@@ -12,7 +12,6 @@ from scipy import stats
 from bfrrce import BFRRCE, ColumnSums, PrivacyWarning
 from bfrrce.estimation import bounds
 from bfrrce.estimation.design import Observed
-from bfrrce.estimation.estimators import LOWER_SHARE
 from protocols.core.perturbation import count_variance
 
 
@@ -246,8 +245,7 @@ def test_small_d_in_the_exact_regime_reads_the_first_law_where_it_is_close():
     assert eps == next(iter(laws)) and low.design.q == laws[eps][1]
     below = bounds.laws_below(low.design)
     est = mech.estimate(agg)
-    level = (1 - LOWER_SHARE) * 0.05             # the upper side's share of the 95% interval's level
-    assert est.upper == math.floor(bounds.upper_bound(low, level, cap=below)[0]) and est.details["upper_epsilon"] == eps
+    assert est.upper == math.floor(bounds.upper_bound(low, 0.025, cap=below)[0]) and est.details["upper_epsilon"] == eps
     assert est.lower <= 500 <= est.upper <= below
     small = BFRRCE(epsilon=8.0, L=1024)
     for D, f in ((12, 83), (125, 80)):
