@@ -79,10 +79,10 @@ class Design:
 
 
 class ColumnsByCount:
-    """The columns in order of their sums c_j, with running totals of t̂_j, of the plug-in
-    variances V̂_j and of Var(c_j) at t̂_j clipped to [0, n]: their sums over the columns above a
-    threshold τ, below it, or within w counts of it, by binary search (the upper bound reads them
-    at every threshold and law).
+    """The columns in order of their sums c_j, with running totals of t̂_j and of the plug-in
+    variances V̂_j: their sums over the columns above a threshold τ or below it by binary search,
+    and Var(c_j) at t̂_j clipped to [0, n] summed over the columns within w counts of τ (the upper
+    bound reads them at every threshold and law).
 
     Parameters
     ----------
@@ -97,10 +97,11 @@ class ColumnsByCount:
     def __init__(self, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float, q: float):
         order = np.argsort(counts)
         self.counts = np.asarray(counts)[order]
-        t_sorted = np.asarray(t_hat, dtype=float)[order]
-        parts = np.stack([t_sorted, np.asarray(var_hat, dtype=float)[order],
-                          count_variance(np.clip(t_sorted, 0, n), n, p, q)])
-        self._running = np.concatenate([np.zeros((3, 1)), np.cumsum(parts, axis=1)], axis=1)
+        self._t_hat = np.asarray(t_hat, dtype=float)[order]
+        self._running = np.zeros((2, self.counts.size + 1))
+        np.cumsum(self._t_hat, out=self._running[0, 1:])
+        np.cumsum(np.asarray(var_hat, dtype=float)[order], out=self._running[1, 1:])
+        self._law = (n, p, q)
 
     def _rank(self, tau: float) -> int:
         return int(np.searchsorted(self.counts, tau, side="right"))   # the columns with c_j <= τ
@@ -119,7 +120,8 @@ class ColumnsByCount:
     def near(self, tau: float, w: int) -> tuple[int, float]:
         """(N_w, Σ Var(c_j) at t̂_j⁺) over the columns with |c_j − τ| <= w."""
         lo, hi = int(np.searchsorted(self.counts, tau - w, side="left")), self._rank(tau + w)
-        return hi - lo, float(self._running[2, hi] - self._running[2, lo])
+        n, p, q = self._law
+        return hi - lo, float(np.sum(count_variance(np.clip(self._t_hat[lo:hi], 0, n), n, p, q)))
 
 
 @dataclass(frozen=True)
