@@ -161,8 +161,8 @@ def occupied_upper(observed: Observed, alpha: float) -> float:
             weight, empty_variance = observed.t_hat, d.n * d.q * (1 - d.q) / (d.p - d.q) ** 2
         return _weighted_bound(weight, empty_variance, -float(special.ndtri(alpha)))
     tau = bounds.null_quantile(bounds.FALSE_POSITIVE * alpha / d.L, d.n, d.q)
-    outside = bounds.users_outside_upper(observed.by_count, n=d.n, p=d.p, q=d.q, tau=tau, total=None,
-                                         alpha=(1 - bounds.FALSE_POSITIVE) * alpha)[0]
+    outside = bounds.users_outside_upper(counts, observed.t_hat, observed.variance, n=d.n, p=d.p, q=d.q,
+                                         tau=tau, total=None, alpha=(1 - bounds.FALSE_POSITIVE) * alpha)[0]
     return float(np.sum(counts > tau)) + max(outside, 0.0)
 
 

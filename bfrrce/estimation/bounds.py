@@ -36,7 +36,7 @@ from protocols.core.lazy import special, stats
 from protocols.core.perturbation import count_variance
 
 from . import moments, occupancy
-from .design import ColumnsByCount, Design, Observed
+from .design import Design, Observed
 
 THRESHOLDS = (  # (share of α, null tail of τ given L); None: no empty column passes (FALSE_POSITIVE)
     (0.85, None),
@@ -90,7 +90,8 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
     s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 4)),
                                         moment=(s2, se))
     by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
-    by_light, light_se = (light_moment_lower(observed, alpha=alpha / 2) if mass and l == 1 else (0.0, 0.0))
+    by_light, light_se = (light_moment_lower(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, alpha=alpha / 2)
+                          if mass and l == 1 else (0.0, 0.0))
     floor = 1.0 if n >= 1 and mass else 0.0
     bound = max(floor, by_occupancy, by_moment, by_light)
     if bound == floor:
@@ -107,7 +108,8 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
                    "lower_stderr": bound_se}
 
 
-def light_moment_lower(observed: Observed, *, alpha: float) -> tuple[float, float]:
+def light_moment_lower(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
+                       p: float, q: float, L: int, alpha: float) -> tuple[float, float]:
     """Lower confidence bound on D with one hash a value (l = 1), by the second moment of the
     columns that are not visible, and its standard error.
 
@@ -124,8 +126,14 @@ def light_moment_lower(observed: Observed, *, alpha: float) -> tuple[float, floa
 
     Parameters
     ----------
-    observed : Observed
-        The column sums (one value per user: N = n).
+    counts, t_hat, var_hat : numpy.ndarray
+        Column sums, debiased sums and their plug-in variances.
+    n : int
+        Number of reports (= N).
+    p, q : float
+        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
+    L : int
+        Filter size.
     alpha : float
         Error probability.
 
@@ -134,9 +142,7 @@ def light_moment_lower(observed: Observed, *, alpha: float) -> tuple[float, floa
     (float, float)
         The bound and its standard error (delta method in U).
     """
-    d = observed.design
-    n, p, q, L = d.n, d.p, d.q, d.L
-    counts, t_hat, var_hat = observed.counts, observed.t_hat, observed.variance
+    counts = np.asarray(counts)
     tau = null_quantile(FALSE_POSITIVE * alpha / L, n, q)
     inside = counts > tau
     z = -float(special.ndtri((1 - FALSE_POSITIVE) * alpha / 2))
@@ -147,7 +153,7 @@ def light_moment_lower(observed: Observed, *, alpha: float) -> tuple[float, floa
     users = n - float(np.sum(t_hat[inside])) - z * users_se - 0.5 * float(np.sum(inside)) / (p - q)
     if users <= 0:
         return float(inside.sum()), 0.0
-    bias = selection_bias(observed.by_count, n=n, p=p, q=q, tau=tau)[0]
+    bias = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)[0]
     reach = max((tau - n * q) / (p - q), 0.0)
     sd = math.sqrt(count_variance(0, n, p, q)) / (p - q)
     out = ~inside
@@ -177,7 +183,7 @@ def null_quantile(tail: float, n: int, q: float) -> float:
     return float(stats.binom.isf(tail, n, q))
 
 
-def selection_bias(columns: ColumnsByCount, *, n: int, p: float, q: float,
+def selection_bias(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q: float,
                    tau: float) -> tuple[float, float, float]:
     """B = Σ_j E[e_j·1{c_j > τ}] (e_j = t̂_j − t_j), the bias that selecting the columns above τ
     gives Σ_{c_j > τ} t̂_j, whatever the t_j: an estimate, its variance, and the excess of
@@ -194,8 +200,8 @@ def selection_bias(columns: ColumnsByCount, *, n: int, p: float, q: float,
 
     Parameters
     ----------
-    columns : ColumnsByCount
-        The column sums with their running totals (:attr:`.design.Observed.by_count`).
+    counts, t_hat : numpy.ndarray
+        Column sums and their debiased values.
     n : int
         Number of reports.
     p, q : float
@@ -210,8 +216,10 @@ def selection_bias(columns: ColumnsByCount, *, n: int, p: float, q: float,
     """
     sd0 = math.sqrt(count_variance(0, n, p, q))
     w = window_half_width(n, p, q)
-    found, var = columns.near(tau, w)
-    share = (var / found if found else sd0 ** 2) / ((2 * w + 1) * (p - q))
+    near = np.abs(counts - tau) <= w
+    found = int(near.sum())
+    var = count_variance(np.clip(t_hat[near], 0, n), n, p, q)
+    share = (float(var.mean()) if found else sd0 ** 2) / ((2 * w + 1) * (p - q))
     bias = found * share
     return bias, (found + 1) * share ** 2, max((tau - n * q) / (p - q), 0.0) * bias
 
@@ -403,8 +411,9 @@ def empty_column_terms(n: int, p: float, q: float, tau: float) -> tuple[float, f
     return b0, float(np.sum(share)), float(np.sum((e * share)[below])), float(np.sum((e * share)[~below]))
 
 
-def users_outside_upper(columns: ColumnsByCount, *, n: int, p: float, q: float, tau: float,
-                        total: float | None, alpha: float, L: int | None = None, l: int = 1):
+def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,
+                        p: float, q: float, tau: float, total: float | None,
+                        alpha: float, L: int | None = None, l: int = 1):
     """Upper confidence bound on U = Σ_{j : c_j <= τ} t_j, the users in the columns outside
     H = {j : c_j > τ}, and which of two ways gave it (normal approximation, z at α).
 
@@ -430,9 +439,12 @@ def users_outside_upper(columns: ColumnsByCount, *, n: int, p: float, q: float, 
 
     Parameters
     ----------
-    columns : ColumnsByCount
-        The column sums c_j with the running totals of t̂_j and of their plug-in variances V_j
-        (:attr:`.design.Observed.by_count`).
+    counts : numpy.ndarray
+        c_j, the reports with bit j set (int, L).
+    t_hat : numpy.ndarray
+        t̂_j, the debiased counts (float, L, users).
+    var_hat : numpy.ndarray
+        V_j, the plug-in variances of t̂_j (float, L, users²).
     n : int
         The number of reports.
     p, q : float
@@ -453,13 +465,15 @@ def users_outside_upper(columns: ColumnsByCount, *, n: int, p: float, q: float, 
     (float or callable, str)
         The bound (D ↦ the bound with ``L``) and "combined" (or "direct" when ``total`` is None).
     """
-    inside_count, inner, inner_var = columns.above(tau)
-    direct, direct_var = columns.below(tau)
-    bias, bias_var, excess = selection_bias(columns, n=n, p=p, q=q, tau=tau)
+    inside = counts > tau
+    bias, bias_var, excess = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)
     z = -float(special.ndtri(alpha))
+    direct_var = float(np.sum(var_hat[~inside]))
+    direct = float(np.sum(t_hat[~inside]))
+    inner_var = float(np.sum(var_hat[inside]))
     reach = max((tau - n * q) / (p - q), 0.0)            # excess = reach·B (selection_bias)
     w = 0.0 if total is None else combined_weight(inner_var + excess, direct_var)
-    mean = (1 - w) * direct + (0.0 if total is None else w * (total - inner))
+    mean = (1 - w) * direct + (0.0 if total is None else w * (total - float(np.sum(t_hat[inside]))))
     way = "direct" if total is None else "combined"
 
     cross = 0.0                  # the empty columns' covariance of the readings with B̂ (L given)
@@ -473,13 +487,13 @@ def users_outside_upper(columns: ColumnsByCount, *, n: int, p: float, q: float, 
     kappa, rho = occupied_window_terms(n, p, q, tau)
     b0, s0, below, above = empty_column_terms(n, p, q, tau)
     cross = 2 * L * kappa * max((1 - w) * below - w * above + b0 * s0, 0.0)   # at most L empty columns
-    over = kappa * s0 - b0
+    over, inside_count = kappa * s0 - b0, float(np.sum(inside))
     bias_var *= kappa ** 2
     if over <= 0:                 # the window reads an empty column short: all L columns empty at worst
         return bound(max(kappa * bias - L * over, 0.0)), way
 
-    def at_most(occupied: float) -> float:        # U⁺ with Σ_j ω(t_j) at most ``occupied``
-        return bound(max(kappa * bias - max(L - occupied, 0.0) * over, 0.0))
+    def at_most(columns: float) -> float:        # U⁺ with Σ_j ω(t_j) at most ``columns``
+        return bound(max(kappa * bias - max(L - columns, 0.0) * over, 0.0))
 
     users = at_most(L)          # Σ_j ω(t_j) <= |H| + ρU: the largest fixed point of U⁺
     for _ in range(60):
@@ -905,7 +919,7 @@ def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], fl
     was read, the level left for the slots)."""
     design = observed.design
     n, p, q, L, l, total = design.n, design.p, design.q, design.L, design.l, design.total
-    counts, t_hat = observed.counts, observed.t_hat
+    counts, t_hat, var_hat = observed.counts, observed.t_hat, observed.variance
     for share, tail in THRESHOLDS:
         a = share * alpha
         clean = tail is None                    # no empty column above τ, but with probability
@@ -917,7 +931,7 @@ def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], fl
                                             alpha=MASS_SHARE * a)
             way = "exact"
         else:
-            users_out, way = users_outside_upper(observed.by_count, n=n, p=p, q=q, tau=tau,
+            users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
                                                  total=total, alpha=MASS_SHARE * a, L=L, l=l)
         if shift is not None:
             extra = shift(int(np.sum(visible)))

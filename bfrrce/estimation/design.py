@@ -2,9 +2,8 @@
 
 :class:`Design` holds the parameters (n reports, the per-bit law (p, q), L columns, l hashes, the
 unit, the total count N of the values); :class:`Observed` the column sums with their debiased
-values, plug-in variances and null p-values, computed once; :class:`ColumnsByCount` their running
-totals in order of the sums; :class:`PointEstimate` is what a point estimator returns
-(docs/estimation.md).
+values, plug-in variances and null p-values, computed once; :class:`PointEstimate` is what
+a point estimator returns (docs/estimation.md).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from protocols.core.perturbation import count_variance, debias_counts
+from protocols.core.perturbation import debias_counts
 
 from . import moments, occupancy
 
@@ -78,52 +77,6 @@ class Design:
         return dataclasses.replace(self, p=p, q=q)
 
 
-class ColumnsByCount:
-    """The columns in order of their sums c_j, with running totals of t̂_j and of the plug-in
-    variances V̂_j: their sums over the columns above a threshold τ or below it by binary search,
-    and Var(c_j) at t̂_j clipped to [0, n] summed over the columns within w counts of τ (the upper
-    bound reads them at every threshold and law).
-
-    Parameters
-    ----------
-    counts, t_hat, var_hat : numpy.ndarray
-        c_j, t̂_j and V̂_j (L each).
-    n : int
-        Number of reports.
-    p, q : float
-        Pr[report bit 1 | bit 1] and Pr[report bit 1 | bit 0].
-    """
-
-    def __init__(self, counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, n: int, p: float, q: float):
-        order = np.argsort(counts)
-        self.counts = np.asarray(counts)[order]
-        self._t_hat = np.asarray(t_hat, dtype=float)[order]
-        self._running = np.zeros((2, self.counts.size + 1))
-        np.cumsum(self._t_hat, out=self._running[0, 1:])
-        np.cumsum(np.asarray(var_hat, dtype=float)[order], out=self._running[1, 1:])
-        self._law = (n, p, q)
-
-    def _rank(self, tau: float) -> int:
-        return int(np.searchsorted(self.counts, tau, side="right"))   # the columns with c_j <= τ
-
-    def above(self, tau: float) -> tuple[int, float, float]:
-        """(|H|, Σ_{j∈H} t̂_j, Σ_{j∈H} V̂_j) for H = {j : c_j > τ}."""
-        first = self._rank(tau)
-        sums = self._running[:2, -1] - self._running[:2, first]
-        return self.counts.size - first, float(sums[0]), float(sums[1])
-
-    def below(self, tau: float) -> tuple[float, float]:
-        """(Σ_{j∉H} t̂_j, Σ_{j∉H} V̂_j) for H = {j : c_j > τ}."""
-        first = self._rank(tau)
-        return float(self._running[0, first]), float(self._running[1, first])
-
-    def near(self, tau: float, w: int) -> tuple[int, float]:
-        """(N_w, Σ Var(c_j) at t̂_j⁺) over the columns with |c_j − τ| <= w."""
-        lo, hi = int(np.searchsorted(self.counts, tau - w, side="left")), self._rank(tau + w)
-        n, p, q = self._law
-        return hi - lo, float(np.sum(count_variance(np.clip(self._t_hat[lo:hi], 0, n), n, p, q)))
-
-
 @dataclass(frozen=True)
 class Observed:
     """Column sums under a design, and what every estimator derives from them (computed once,
@@ -156,12 +109,6 @@ class Observed:
     def variance(self) -> np.ndarray:
         """The plug-in variances of t̂_j (float, L)."""
         return self._debiased[1]
-
-    @functools.cached_property
-    def by_count(self) -> ColumnsByCount:
-        """:class:`ColumnsByCount` of these sums."""
-        d = self.design
-        return ColumnsByCount(self.counts, self.t_hat, self.variance, d.n, d.p, d.q)
 
     @functools.cached_property
     def mass(self) -> float:

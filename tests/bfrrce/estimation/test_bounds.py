@@ -12,7 +12,6 @@ from scipy import special, stats
 
 from bfrrce import BFRRCE
 from bfrrce.estimation import bounds, likelihood, moments, occupancy
-from bfrrce.estimation.design import ColumnsByCount
 from bfrrce.sums import debias
 
 
@@ -508,8 +507,7 @@ def test_users_outside_hold_where_values_sit_at_the_threshold(tail, shape):
         c = simulate_column_sums(t, int(f.sum()), p, q, rng)
         t_hat = (c - f.sum() * q) / (p - q)
         var = (np.clip(t_hat, 0, f.sum()) * p * (1 - p) + (f.sum() - np.clip(t_hat, 0, f.sum())) * q * (1 - q)) / (p - q) ** 2
-        columns = ColumnsByCount(c, t_hat, var, int(f.sum()), p, q)
-        upper, _ = bounds.users_outside_upper(columns, n=int(f.sum()), p=p, q=q, tau=tau, total=f.sum(),
+        upper, _ = bounds.users_outside_upper(c, t_hat, var, n=int(f.sum()), p=p, q=q, tau=tau, total=f.sum(),
                                               alpha=alpha, L=L, l=1)
         upper = upper if callable(upper) else (lambda d, u=upper: u)
         missed += t[c <= tau].sum() > upper(f.size)
@@ -537,24 +535,3 @@ def test_empty_column_cross_is_the_covariance_of_the_direct_reading_with_the_win
         assert below + b0 * window > 0
         assert abs(product.mean() - (below + b0 * window)) <= 5 * product.std() / math.sqrt(c.size)
         assert abs(np.mean(e * (c > tau) * a) - above) <= 5 * np.std(e * (c > tau) * a) / math.sqrt(c.size)
-
-
-def test_columns_by_count_sums_are_the_masked_sums():
-    """ColumnsByCount's running totals give, at thresholds on and between the sums (with ties),
-    the sums over {c_j > τ}, {c_j <= τ} and |c_j − τ| <= w that masks give."""
-    rng = np.random.default_rng(5)
-    n, p, q = 10_000, 0.5, 0.05
-    counts = rng.binomial(n, q, 2000) + rng.choice([0, 0, 0, 40, 300], 2000)
-    t_hat = (counts - n * q) / (p - q)
-    var = rng.random(2000) * 50
-    columns = ColumnsByCount(counts, t_hat, var, n, p, q)
-    window_var = (np.clip(t_hat, 0, n) * p * (1 - p) + (n - np.clip(t_hat, 0, n)) * q * (1 - q))
-    for tau in (float(counts.min()) - 1, 480.0, 500.0, 500.5, 540.0, float(counts.max())):
-        inside = counts > tau
-        size, inner, inner_var = columns.above(tau)
-        assert size == inside.sum()
-        assert inner == pytest.approx(t_hat[inside].sum(), abs=1e-6) and inner_var == pytest.approx(var[inside].sum())
-        assert columns.below(tau) == pytest.approx((t_hat[~inside].sum(), var[~inside].sum()), abs=1e-6)
-        near = np.abs(counts - tau) <= 7
-        found, total = columns.near(tau, 7)
-        assert found == near.sum() and total == pytest.approx(window_var[near].sum())
