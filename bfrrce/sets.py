@@ -59,9 +59,7 @@ HASH_BITS = 32
 TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
 SIZE_GROUPS = 32         # party sizes: this many slices of the Gamma population (k slices where k is smaller)
-REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid, at most ...
-REFINE_TOLERANCE = 0.01  # ... stopping once the simplex's log-likelihoods agree within this
-REFINE_MARGIN = 1.0      # profile points within this of the maximum are refined (with those the result reads)
+REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
 THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
 BIN_SIGMAS = 3           # sums of a level are grouped in bins of (noise sd)/3 (read at their mean)
 EXACT_RATE = 4.0         # universe items per cell up to which the sum over M is exact ...
@@ -676,8 +674,7 @@ class SetSketch(Mechanism):
 class _ProfileLikelihood:
     """ℓ(N) = max over a nuisance grid of ℓ(N, θ), maximised and inverted on zooming grids of
     log N; subclasses give ``loglik(union, *θ)``, ``nuisance()`` (a coarse grid of θ) and
-    ``near(*θ)`` (a local grid), and may give ``pilot()`` (the θ of the first pass) and
-    ``refine`` the profile off the grid."""
+    ``near(*θ)`` (a local grid), and may ``refine`` the profile off the grid."""
 
     sketch: SetSketch
     k: int
@@ -686,11 +683,6 @@ class _ProfileLikelihood:
         """The profile at the log N of ``grid`` where ``where`` holds, maximised over θ beyond
         the grid points ``points`` (default: as it is)."""
         return ll
-
-    def pilot(self) -> list:
-        """The θ of the first pass over the whole range of log N, which places the window that
-        the whole grid ``nuisance()`` then searches (default: that grid)."""
-        return self.nuisance()
 
     def profile(self, union: np.ndarray, grid: list) -> tuple[np.ndarray, np.ndarray]:
         """(max over the θ of ``grid`` of ℓ(N, θ), the index of the maximiser) at each N."""
@@ -705,7 +697,7 @@ class _ProfileLikelihood:
         top = math.log(sk.buckets / sk.pi[reach[-2] if reach.size > 1 else reach[-1]]) + math.log(64.0)
         grid = np.linspace(math.log(0.25), max(top, 2.0), GRID_POINTS)
         coarse = self.nuisance()
-        ll, _ = self.profile(np.exp(grid), self.pilot())
+        ll, _ = self.profile(np.exp(grid), coarse)
         zero = float(self.profile(np.zeros(1), coarse[:1])[0][0])
         window = _window(grid, ll, threshold)
         inner, which = self.profile(np.exp(window), coarse)
@@ -728,21 +720,21 @@ class _ProfileLikelihood:
         ll = np.concatenate([ll[outside], inner])[order]
         which = np.concatenate([np.zeros(outside.sum(), int), which])[order]
         points = [nuisance[j] for j in which]
-        refined = np.zeros(grid.size, bool)
-        while True:      # refine what the result reads, until it stops moving: the maximum, its neighbours
-            i = int(np.argmax(ll))                   # and the points within REFINE_MARGIN of it (the value
-            cut = max(ll[i], zero) - threshold / 2   # and its curvature), and the outermost points at or
-            todo = ll >= ll[i] - REFINE_MARGIN       # above the cut with the next beyond each (the crossings)
-            todo[max(i - 1, 0):i + 2] = True
-            above = np.flatnonzero(ll >= cut)
-            for j in (above[0] - 1, above[0], above[-1], above[-1] + 1):
-                if 0 <= j < grid.size:
-                    todo[j] = True
-            todo &= ~refined
+        refined = ll >= ll.max() - threshold / 2 - 3.0
+        ll = self.refine(grid, ll, points, refined)
+        while True:                             # refine the grid points that bracket the crossings too
+            i = int(np.argmax(ll))
+            cut = max(ll[i], zero) - threshold / 2
+            todo = np.zeros(grid.size, bool)
+            for step in (-1, 1):
+                j = i
+                while 0 <= j + step < grid.size and ll[j + step] >= cut:
+                    j += step
+                if 0 <= j + step < grid.size and not refined[j + step]:
+                    todo[j + step] = True
             if not todo.any():
                 break
             ll, refined = self.refine(grid, ll, points, todo), refined | todo
-        i = int(np.argmax(ll))
         best = max(ll[i], zero)
         value = 0.0 if zero >= ll[i] else math.exp(_vertex(grid, ll, i))
         cut = best - threshold / 2
@@ -928,16 +920,9 @@ class _Overlap(_ProfileLikelihood):
                 simplex = [start, [start[0] + inward, start[1]], [start[0], start[1] + 0.3]]
             fit = optimize.minimize(lambda x, union=union, theta=theta: -float(self.loglik(union, *theta(x))[0]),
                                     start, method="Nelder-Mead",
-                                    options={"maxfev": REFINE_EVALUATIONS, "initial_simplex": simplex,
-                                             "xatol": math.inf, "fatol": REFINE_TOLERANCE})
+                                    options={"maxfev": REFINE_EVALUATIONS, "initial_simplex": simplex})
             out[j] = max(out[j], -fit.fun)
         return out
-
-    def pilot(self) -> list:
-        """The cheap families of the coarse grid, for the first pass: common shares with disjoint
-        equal sets (ρ = 0) or identical ones (ρ = 1), a tenth of the grid's time; the window they
-        place is searched with the whole grid and widened where its maximum is at an end."""
-        return [t for t in self.nuisance() if t[1] in (0.0, 1.0) and math.isinf(t[2]) and not t[3]]
 
     def nuisance(self) -> list:
         """The coarse grid of (s, ρ, κ, h): one point for one party."""
