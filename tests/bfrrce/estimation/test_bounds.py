@@ -489,9 +489,8 @@ def test_empty_column_bias_is_the_exact_share(n, eps):
 def test_users_outside_hold_where_values_sit_at_the_threshold(tail, shape):
     """U⁺ of users_outside_upper at α = 0.2, with the empty columns' share of the bias exact, over
     150 runs where values sit with their columns' mean at τ (the window's worst case, short at
-    a mode) or beside 10⁵·½ singletons: the miss rate is at most α + 3 binomial sd. (Without the
-    exact share and κ, the window estimate alone missed in 93% of the runs with singletons at
-    the 0.9 quantile and 30% at the clean threshold: docs/estimation.md.)"""
+    a mode) or beside 10⁵·½ singletons: the miss rate is at most α + 3 binomial sd (the window
+    estimate alone, without the exact share and κ, misses far more often here: docs/estimation.md)."""
     from protocols.core.perturbation import simulate_column_sums
     n, L, alpha, runs = 10 ** 5, 4096, 0.2, 150
     mech = BFRRCE(epsilon=8.0, L=L)

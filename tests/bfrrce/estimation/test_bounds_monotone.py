@@ -258,7 +258,7 @@ def test_upper_bound_no_worse_at_higher_epsilon_where_light_values_crowd_columns
     """Half of 10^5 users in 5 values, half singletons, L = 1024: at ε = 8 the singletons' columns
     (49 users each) sit just under the clean threshold and some pass it, so the slots of H add to
     |H| + U⁺ and the laws of smaller ε are tried (LAWS_CROWDED); on the same data the median upper
-    bound over 5 seeds is then at most that at ε = 4 (before: 1.07·D against 1.02·D)."""
+    bound over 5 seeds is then at most that at ε = 4 (without that reading it was above it)."""
     f = np.concatenate([np.full(5, 10 ** 4), np.ones(5 * 10 ** 4, dtype=np.int64)])
     uppers = {4.0: [], 8.0: []}
     with warnings.catch_warnings():
