@@ -70,6 +70,8 @@ ANCHOR_STEPS = 6        # fixed-point steps from each simple estimate (most sett
 PIN_WINDOW = 3          # the pinned posterior is sought this many Poissonized widths around
 IMPLIED_SETTLED = 1e-4  # a fixed-point step that moves log D by less than this has settled
 IMPLIED_STEPS = 2       # fixed-point steps from each anchor to the D the column sums imply
+LOG_NEGLIGIBLE = -700.0  # log-terms below this are raised to it before exp: e^-700 < 10^-304 of the
+                         # largest term changes no sum
 KEEP_WITHIN = 15.0      # −log-likelihood above its minimum by more than this has weight < 1e-6
 
 
@@ -233,32 +235,34 @@ class _Likelihood:
         return out
 
     def _mixture(self, lam, f):
-        """Σ_k over k = 0 … λ + 6√λ + 3, as (k, grid point) pairs laid end to end."""
-        reach = (lam + TAIL_SIGMAS * np.sqrt(lam) + 3).astype(int)          # largest k of each point
-        sizes = reach + 1                                                    # k = 0 … reach
+        """Σ_k over k = 0 … λ + 6√λ + 3: k = 0 by the exact law of an empty column, k >= 1 as
+        (k, grid point) pairs laid end to end."""
+        sizes = (lam + TAIL_SIGMAS * np.sqrt(lam) + 3).astype(int)          # k = 1 … this
         point = np.repeat(np.arange(lam.size), sizes)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        k = np.arange(point.size) - starts[point]
-        log_prior = k * np.log(lam[point]) - lam[point] - special.gammaln(k + 1)
-        # log φ(z)/σ and the Edgeworth factor of every (count, k) pair; k = 0 takes the exact law
+        k = np.arange(1, point.size + 1) - starts[point]
+        log_prior = k * np.log(lam[point]) - special.gammaln(k + 1)         # e^{−λ} taken out
+        # log φ(z)/σ and the Edgeworth factor of every (count, k) pair
         law, factor = column_law_parts(self.values, np.minimum(k * f[point], self.n),
                                         self.n, self.p, self.q, self.dispersion)
-        law[:, starts] = self.empty[:, None]
-        factor[:, starts] = 1.0
         law += log_prior
-        top = np.maximum.reduceat(law, starts, axis=1)      # of the normal part: the factor is >= 10^-3
+        empty = self.empty[:, None]
+        top = np.maximum(np.maximum.reduceat(law, starts, axis=1), empty)  # the factor is >= 10^-3
         law -= top[:, point]
-        np.exp(law, out=law)
+        none = empty - top
+        for part in (law, none):        # raised to LOG_NEGLIGIBLE: exp is ~10x slower where it underflows
+            np.maximum(part, LOG_NEGLIGIBLE, out=part)
+            np.exp(part, out=part)
         law *= factor
-        total = np.add.reduceat(law, starts, axis=1)
-        out = -(self.weights @ (top + np.log(total)))
+        total = np.add.reduceat(law, starts, axis=1) + none
+        out = -(self.weights @ (top + np.log(total))) + self.weights.sum() * lam
         if not self.pinned:
             return out, np.full(lam.size, np.nan), np.full((2, lam.size), np.nan)
-        law /= total[:, point]                                               # Pr[k | c_j]
+        law /= total[:, point]                                               # Pr[k | c_j], k >= 1
         first = np.add.reduceat(law * k, starts, axis=1)
         spread = np.add.reduceat(law * (k * k), starts, axis=1) - first * first
         first = self.weights @ first
-        occupied = 1 - law[:, starts]                                        # Pr[k >= 1 | c_j]
+        occupied = 1 - none / total                                          # Pr[k >= 1 | c_j]
         return (out + self._depoissonize(lam, first, self.weights @ spread), first / self.columns,
                 np.stack([self.weights @ occupied, self.weights @ (occupied * (1 - occupied))]))
 
