@@ -44,6 +44,22 @@ def test_benchmark_scripts_run(name, argv, expect):
     assert expect in run(name, argv)
 
 
+def test_estimate_snapshot_compares_a_snapshot(tmp_path):
+    snap = tmp_path / "snap.json"
+    out = run("estimate_snapshot", ["--out", str(snap), "--compare", str(snap)])
+    assert "120 estimates" in out and "largest relative change 0; 0 above" in out
+
+
+def test_estimate_snapshot_lists_changed_and_missing_fields():
+    from benchmarks.estimate_snapshot import changes
+    old = {"a": {"value": 100.0, "upper": math.inf, "tau": math.nan}, "b": {"value": 1.0}}
+    new = {"a": {"value": 100.0 * (1 + 1e-6), "upper": math.inf, "tau": math.nan}, "b": {}}
+    found, worst = changes(old, new, 1e-9)
+    assert found == [("a", "value", 100.0, 100.0 * (1 + 1e-6)), ("b", "value", 1.0, None)]
+    assert worst == pytest.approx(1e-6, rel=1e-5)
+    assert changes(old, new, 1e-5)[0] == [("b", "value", 1.0, None)]
+
+
 def test_end_to_end_runs(tmp_path):
     out = run("end_to_end", ["--rows", "3000", "--distinct", "200", "--dir", str(tmp_path)])
     assert "+ hash distinct keys" in out and "privatize FILE: new / floor" in out
