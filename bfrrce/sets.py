@@ -76,6 +76,8 @@ HOLDING_ROWS = 9 * (HOLDER_TERMS - 1) + 1   # laws of a cell's sum given m holde
 HOLDER_LOG_FACTORIALS = np.array([math.lgamma(m + 1.0) for m in range(HOLDER_TERMS)])   # ln M!
 LOG_FACTORIALS = HOLDER_LOG_FACTORIALS[:TERMS.size]
 UNDERFLOW = 1e-250       # a scaled sum over M below this is summed again in logarithms
+LOG_NEGLIGIBLE = -700.0  # scaled log-terms below this are read as 0 (e^-700 < 10^-304 changes no sum
+                         # above UNDERFLOW; exp and products are 10-80x slower where they underflow)
 
 
 def item_probabilities(epsilon: float, perturbation: str) -> tuple[float, float]:
@@ -812,7 +814,7 @@ class _Overlap(_ProfileLikelihood):
             x = self.sketch.q + (self.sketch.p - self.sketch.q) * -np.expm1(TERMS * math.log1p(-rho))
             entries = np.multiply.outer(self.sums, np.log(x) - np.log1p(-x))
             entries += self.k * np.log1p(-x) - LOG_FACTORIALS
-            table = self._tables[rho] = (entries, np.exp(entries - self.top[:, None]), self.top)
+            table = self._tables[rho] = (entries, _exp_scaled(entries - self.top[:, None]), self.top)
         return table
 
     def _holders_table(self, holders):
@@ -830,7 +832,7 @@ class _Overlap(_ProfileLikelihood):
             entries = entries.T - (special.gammaln(k + 1) - special.gammaln(self.sums + 1)
                                    - special.gammaln(k - self.sums + 1))[:, None] - HOLDER_LOG_FACTORIALS
             top = entries.max(axis=1)
-            table = self._holder_tables[holders] = (entries, np.exp(entries - top[:, None]), top)
+            table = self._holder_tables[holders] = (entries, _exp_scaled(entries - top[:, None]), top)
         return table
 
     def _poisson_mixture(self, rate, table, log_keep, exact_rate):
@@ -846,7 +848,7 @@ class _Overlap(_ProfileLikelihood):
         entries, scaled, top = table
         log_weight = np.arange(scaled.shape[1])[:, None, None] * np.log(np.maximum(rate, TINY_RATE)) - rate
         weight_top = log_weight.max(axis=0)                                       # (M, E, levels) above
-        weight = np.exp(log_weight - weight_top)
+        weight = _exp_scaled(log_weight - weight_top)
         if rate.shape[0] == 1:
             total = (scaled @ weight[:, 0, :])[self.sum_index, self.level][None, :]
         else:
@@ -855,10 +857,11 @@ class _Overlap(_ProfileLikelihood):
                 np.matmul(scaled[self.sum_index[sums]], weight[:, :, g], out=total[:, sums].T)
         with np.errstate(divide="ignore"):
             out = np.log(total) + top[self.sum_index] + self._at_sums(weight_top)
-        rows, cols = np.nonzero(total < UNDERFLOW)
+        quadrature = self._at_sums(rate) > exact_rate
+        rows, cols = np.nonzero((total < UNDERFLOW) & ~quadrature)
         if rows.size:
             out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + entries[self.sum_index[cols]].T)
-        rows, cols = np.nonzero(self._at_sums(rate) > exact_rate)    # the quadrature's entries only
+        rows, cols = np.nonzero(quadrature)                          # the quadrature's entries only
         if rows.size:
             sk, lu, c = self.sketch, rate[rows, self.level[cols]], self.c[cols]
             x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES[:, None], 0.0)
@@ -1083,8 +1086,19 @@ def _logsumexp(a):
     contiguous slices; ``a`` is overwritten: callers pass temporaries)."""
     top = a.max(axis=0)
     a -= top
+    return np.log(_exp_scaled(a).sum(axis=0)) + top
+
+
+def _exp_scaled(a):
+    """e^a in place for log-terms scaled to at most 0 by their largest (or a bound), 0 below
+    ``LOG_NEGLIGIBLE`` (``a`` is overwritten: callers pass temporaries)."""
+    if a.min() >= LOG_NEGLIGIBLE:
+        return np.exp(a, out=a)
+    kept = a >= LOG_NEGLIGIBLE
+    np.maximum(a, LOG_NEGLIGIBLE, out=a)       # exp's fast range
     np.exp(a, out=a)
-    return np.log(a.sum(axis=0)) + top
+    a *= kept
+    return a
 
 
 def _vertex(grid, ll, i):
