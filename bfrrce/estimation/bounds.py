@@ -8,9 +8,11 @@ of the hash seed); nothing is assumed about the frequencies. Each bound combines
 by Bonferroni; the details name them. Derivations: docs/estimation.md.
 
 lower
-    max(1, occupancy, second moment): a lower confidence bound on the occupied columns turned
-    into values by the collision law (:mod:`.occupancy`), and N²/S₂⁺ with S₂⁺ an upper
-    confidence bound on Σ_j t_j² >= Σ_v f_v² (:mod:`.moments`).
+    max(1, occupancy, second moment, light moment, Laplace): a lower confidence bound on the
+    occupied columns turned into values by the collision law (:mod:`.occupancy`), N²/S₂⁺ with
+    S₂⁺ an upper confidence bound on Σ_j t_j² >= Σ_v f_v² (:mod:`.moments`), the same for the
+    columns that are not visible (:func:`light_moment_lower`), and the fewest values of any
+    frequency histogram that the empirical Laplace transform of the sums allows (:mod:`.laplace`).
 upper
     Mass balance: with H = {j : c_j > τ}, the users outside H are at most l·n − Σ_{j∈H} t_j
     (Σ_j t_j <= l·n exactly with one value per user), known to within the noise of the columns
@@ -35,7 +37,7 @@ from protocols.core.calibration import log_ratio
 from protocols.core.lazy import special, stats
 from protocols.core.perturbation import count_variance
 
-from . import moments, occupancy
+from . import laplace, moments, occupancy
 from .design import Design, Observed
 
 THRESHOLDS = (  # (share of α, null tail of τ given L); None: no empty column passes (FALSE_POSITIVE)
@@ -46,6 +48,7 @@ THRESHOLDS = (  # (share of α, null tail of τ given L); None: no empty column 
 )
 FALSE_POSITIVE = 0.05  # share of a threshold's α for an empty column above it (tail None)
 MASS_SHARE = 0.9       # ... for the users outside (the rest for the values' slots)
+LIGHT_SHARE = 0.25     # share of the lower bound's α for the light moment with l = 1 (α/2 − this: Laplace)
 CERTIFY_MASSES = (1 / 16, 0.25, 1.0)  # F of values_upper_certified, shares of the users at the threshold
 CERTIFY_SHARE = 0.5    # share of the slots' level for values_upper_certified outside the exact regime
 CERTIFY_SPLITS = 8     # intervals of the heavy values' share of the users outside H
@@ -75,7 +78,8 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
     -------
     (float, dict)
         The bound and {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment",
-        "lower_by_light_moment", "lower_stderr"}: the last is the standard error of the
+        "lower_by_light_moment", "lower_by_laplace", "laplace_scales", "lower_stderr"}: the last is
+        the standard error of the
         ingredient that gives the bound (the spread of a value pinned at it), by the delta
         method: for the occupancy, dD/dK·se(R(u)) at the threshold u of the bound
         (:func:`.occupancy.occupied_columns` at the same level); for the second moment,
@@ -90,21 +94,26 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
     s2_hi = moments.second_moment_upper(t_hat, var_hat, n, p, q, -float(special.ndtri(alpha / 4)),
                                         moment=(s2, se))
     by_moment = mass ** 2 / s2_hi if mass and s2_hi > 0 else 0.0
-    by_light, light_se = (light_moment_lower(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, alpha=alpha / 2)
+    light_share = LIGHT_SHARE if l == 1 else 0.0          # the light moment is for l = 1
+    by_light, light_se = (light_moment_lower(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, alpha=light_share * alpha)
                           if mass and l == 1 else (0.0, 0.0))
+    by_laplace, scales, laplace_se = laplace.laplace_lower(observed, (0.5 - light_share) * alpha)
     floor = 1.0 if n >= 1 and mass else 0.0
-    bound = max(floor, by_occupancy, by_moment, by_light)
+    bound = max(floor, by_occupancy, by_moment, by_light, by_laplace)
     if bound == floor:
         bound_se = 0.0
     elif bound == by_moment:
         bound_se = mass ** 2 * se / s2_hi ** 2
     elif bound == by_light:
         bound_se = light_se
+    elif bound == by_laplace:
+        bound_se = laplace_se()
     else:
         k_se = occupancy.occupied_columns(passing, counts, n, q, p, alpha / 8)[1]
         bound_se = k_se * occupancy.values_slope(L - k_lo, L, l)
     return bound, {"occupied_columns_lower": k_lo, "lower_by_occupancy": by_occupancy,
                    "lower_by_second_moment": by_moment, "lower_by_light_moment": by_light,
+                   "lower_by_laplace": by_laplace, "laplace_scales": scales,
                    "lower_stderr": bound_se}
 
 
