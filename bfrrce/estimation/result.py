@@ -166,10 +166,11 @@ class CardinalityEstimate:
         vis = self.visible
         params = ", ".join(f"{k}={v}" for k, v in self.parameters.items())
         located = identified(self.interval) or self.method == "paper"
+        at_lower = (f"estimate {_fmt(self.value)} [{self.method}]: the lower bound (the point estimate "
+                    "fell below it; quote the bounds)")
         if located:
             head = [f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
-                    (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate "
-                     "fell below it; quote the bounds)" if self.value == lo and self.method != "paper" else
+                    (at_lower if self.value == lo and self.method != "paper" else
                      f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming "
                      f"{self.assumption}")]
         else:
@@ -178,8 +179,7 @@ class CardinalityEstimate:
             head = [(f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the "
                      "frequencies): the reports do not locate it closer; values held by few users are "
                      "too rare to see at this ε, and most of the range is such values"),
-                    (f"estimate {self.value:,.1f} [{self.method}]: the lower bound (the point estimate "
-                     "fell below it; quote the bounds)" if self.value == lo else
+                    (at_lower if self.value == lo else
                      f"estimate {self.value:,.0f} [{self.method}], not a measurement (no ±: the data do "
                      f"not support one), assuming {self.assumption}")]
             model = f"the advisor's model (about {self.value:,.0f} values of equal frequency)"

@@ -264,7 +264,7 @@ def test_a_value_on_its_lower_bound_prints_no_false_precision():
     est = mech.estimate(mech.simulate(np.arange(12), counts=np.full(12, 83), rng=3))
     assert est.value == est.lower == 1 and est.std_error == 0
     text = str(est)
-    assert "estimate 1.0 [fill]: the lower bound" in text and "± 0.0 [" not in text
+    assert "estimate 1 [fill]: the lower bound" in text and "± 0.0 [" not in text
     assert math.copysign(1, est.visible.value) == 1 and "-0.0" not in text
 
 
