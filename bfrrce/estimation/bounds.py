@@ -64,7 +64,7 @@ LAWS_CROWDED = 1.05     # ... or where the bound exceeds (|H| + U⁺)/l by this 
 LAWS_FROM = 4.0        # slots a column (l·D/L) below which D is tested on the sums as reported alone
 
 
-def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
+def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict, Callable[[], float]]:
     """One-sided lower confidence bound on D at level 1 − α, and its ingredients.
 
     Parameters
@@ -76,14 +76,15 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
 
     Returns
     -------
-    (float, dict)
-        The bound and {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment",
-        "lower_by_light_moment", "lower_by_laplace", "laplace_scales", "lower_stderr"}: the last is
-        the standard error of the
-        ingredient that gives the bound (the spread of a value pinned at it), by the delta
-        method: for the occupancy, dD/dK·se(R(u)) at the threshold u of the bound
-        (:func:`.occupancy.occupied_columns` at the same level); for the second moment,
-        N²·se(Ŝ₂)/S₂⁺²; 0 for the floor 1.
+    (float, dict, callable)
+        The bound; {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment",
+        "lower_by_light_moment", "lower_by_laplace", "laplace_scales"}; and a function that gives
+        the standard error of the ingredient that gives the bound (the spread of a value pinned at
+        it; called only for such a value, as the Laplace ingredient's needs a second linear
+        program), by the delta method: for the occupancy, dD/dK·se(R(u)) at the threshold u of the
+        bound (:func:`.occupancy.occupied_columns` at the same level); for the second moment,
+        N²·se(Ŝ₂)/S₂⁺²; for the light moment and the Laplace transform, their own; 0 for the
+        floor 1.
     """
     d = observed.design
     n, p, q, L, l, mass = d.n, d.p, d.q, d.L, d.l, d.known_mass
@@ -100,21 +101,22 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict]:
     by_laplace, scales, laplace_se = laplace.laplace_lower(observed, (0.5 - light_share) * alpha)
     floor = 1.0 if n >= 1 and mass else 0.0
     bound = max(floor, by_occupancy, by_moment, by_light, by_laplace)
-    if bound == floor:
-        bound_se = 0.0
-    elif bound == by_moment:
-        bound_se = mass ** 2 * se / s2_hi ** 2
-    elif bound == by_light:
-        bound_se = light_se
-    elif bound == by_laplace:
-        bound_se = laplace_se()
-    else:
+
+    def stderr() -> float:
+        if bound == floor:
+            return 0.0
+        if bound == by_moment:
+            return mass ** 2 * se / s2_hi ** 2
+        if bound == by_light:
+            return light_se
+        if bound == by_laplace:
+            return laplace_se()
         k_se = occupancy.occupied_columns(passing, counts, n, q, p, alpha / 8)[1]
-        bound_se = k_se * occupancy.values_slope(L - k_lo, L, l)
+        return k_se * occupancy.values_slope(L - k_lo, L, l)
+
     return bound, {"occupied_columns_lower": k_lo, "lower_by_occupancy": by_occupancy,
                    "lower_by_second_moment": by_moment, "lower_by_light_moment": by_light,
-                   "lower_by_laplace": by_laplace, "laplace_scales": scales,
-                   "lower_stderr": bound_se}
+                   "lower_by_laplace": by_laplace, "laplace_scales": scales}, stderr
 
 
 def light_moment_lower(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarray, *, n: int,

@@ -302,13 +302,13 @@ def estimate_cardinality(observed: Observed, *, method: str, confidence: float, 
         raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
     design, n = observed.design, observed.design.n
     alpha = (1 - confidence) / 2
-    lower, low = bounds.lower_bound(observed, alpha)
+    lower, low, lower_stderr = bounds.lower_bound(observed, alpha)
     if design.one_value_each:
         upper, up = bounds.upper_bound_over_laws(observed, degraded or {}, alpha)
     else:       # a party's items share its bits: no number of set bits bounds its items
         upper, up = math.inf, {"upper_by_mass_balance": math.inf}
     if design.one_value_each and lower > n:       # D <= n for sure: the bound keeps its level
-        lower, low["lower_stderr"] = float(n), 0.0
+        lower, lower_stderr = float(n), lambda: 0.0
     lower = float(math.floor(lower + 1e-9))       # D is an integer: D >= x means D >= ⌊x⌋ too
     upper = float(math.floor(upper)) if math.isfinite(upper) else upper    # D <= x means D <= ⌊x⌋
     if design.one_value_each and n >= 1:         # D >= 1 for sure: an upper bound below 1 only misses
@@ -325,7 +325,8 @@ def estimate_cardinality(observed: Observed, *, method: str, confidence: float, 
         point = estimate_paper(observed, candidates, threshold)
     value, se = point.value, point.std_error
     if method != "paper" and value <= lower:       # pinned at the bound: it has the bound's spread
-        value, se = lower, low["lower_stderr"]
+        value, se = lower, lower_stderr()
+        low["lower_stderr"] = se
     elif method != "paper":
         value = min(value, upper)
     z = -float(special.ndtri((1 - confidence) / 2))

@@ -79,6 +79,7 @@ def test_value_pinned_at_the_lower_bound_has_the_bound_spread():
     pinned = [e for e in draws if e.value == e.interval[0]]
     assert len(pinned) >= 50
     assert all(e.std_error == e.details["lower_stderr"] > 0 for e in pinned)
+    assert all("lower_stderr" not in e.details for e in draws if e.value > e.interval[0])    # not computed
     ratio = np.median([e.std_error for e in draws]) / np.std([e.value for e in draws])
     assert 0.5 <= ratio <= 2
 

@@ -94,7 +94,7 @@ def test_laplace_lower_bound_is_sharper_where_light_values_fill_the_filter():
     rng = np.random.default_rng(7)
     mech = BFRRCE(epsilon=8, L=1024)
     obs = observed(mech, simulate(mech, np.ones(10 ** 5, int), rng))
-    _, parts = bounds.lower_bound(obs, 0.025)
+    _, parts, _ = bounds.lower_bound(obs, 0.025)
     others = max(parts[k] for k in ("lower_by_occupancy", "lower_by_second_moment", "lower_by_light_moment"))
     low, scales, stderr = laplace.laplace_lower(obs, (0.5 - bounds.LIGHT_SHARE) * 0.025)   # its share
     assert scales > 0 and parts["lower_by_laplace"] == low and parts["laplace_scales"] == scales
