@@ -78,7 +78,8 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict, Callable
     -------
     (float, dict, callable)
         The bound; {"occupied_columns_lower", "lower_by_occupancy", "lower_by_second_moment",
-        "lower_by_light_moment", "lower_by_laplace", "laplace_scales"}; and a function that gives
+        "lower_by_light_moment", "lower_by_laplace" (NaN where it cannot exceed the others:
+        :func:`.laplace.laplace_lower`), "laplace_scales"}; and a function that gives
         the standard error of the ingredient that gives the bound (the spread of a value pinned at
         it; called only for such a value, as the Laplace ingredient's needs a second linear
         program), by the delta method: for the occupancy, dD/dK·se(R(u)) at the threshold u of the
@@ -98,9 +99,10 @@ def lower_bound(observed: Observed, alpha: float) -> tuple[float, dict, Callable
     light_share = LIGHT_SHARE if l == 1 else 0.0          # the light moment is for l = 1
     by_light, light_se = (light_moment_lower(counts, t_hat, var_hat, n=n, p=p, q=q, L=L, alpha=light_share * alpha)
                           if mass and l == 1 else (0.0, 0.0))
-    by_laplace, scales, laplace_se = laplace.laplace_lower(observed, (0.5 - light_share) * alpha)
     floor = 1.0 if n >= 1 and mass else 0.0
-    bound = max(floor, by_occupancy, by_moment, by_light, by_laplace)
+    others = max(floor, by_occupancy, by_moment, by_light)
+    by_laplace, scales, laplace_se = laplace.laplace_lower(observed, (0.5 - light_share) * alpha, others)
+    bound = others if math.isnan(by_laplace) else max(others, by_laplace)
 
     def stderr() -> float:
         if bound == floor:

@@ -29,7 +29,10 @@ h lives on the frequencies of :func:`frequency_grid` (every f up to 32,
 then steps of 5%); a value between grid points f₁ < f < f₂ is read as weights on both with its
 count and users, which moves each G by at most the chord gap of g_z on that step, measured on
 a subgrid with a 50% margin and charged to each side of the band per value (a linear term in
-h). Where the constraints leave no h (a failed band) the bound is 1.
+h). Where the constraints leave no h (a failed band) the bound is 1. The linear program is
+needed only where its minimum can exceed the other ingredients' bound B: where a histogram of
+equal frequencies on the grid with at most B values lies in the bands, its minimum is at most
+B, and it is not solved (this holds in most estimates of moderately spread data).
 See docs/estimation.md ("Lower bound", ingredient 5).
 """
 
@@ -76,7 +79,8 @@ def frequency_grid(mass: float) -> np.ndarray:
                                               np.geomspace(EXACT_STEPS, top, steps + 1)])))
 
 
-def laplace_lower(observed: Observed, alpha: float) -> tuple[float, int, Callable[[], float]]:
+def laplace_lower(observed: Observed, alpha: float, needed_above: float = 0.0
+                  ) -> tuple[float, int, Callable[[], float]]:
     """Lower confidence bound on D from the empirical Laplace transform of the column sums
     (module docstring): the fewest values of a frequency histogram whose transform lies in the
     bands, at level 1 − α.
@@ -88,14 +92,18 @@ def laplace_lower(observed: Observed, alpha: float) -> tuple[float, int, Callabl
     alpha : float
         Error probability of all the bands together (Bonferroni over the θ of :data:`SCALES`,
         whether or not each is kept).
+    needed_above : float
+        A bound already known (the other ingredients'): where a histogram of equal frequencies
+        with at most this many values lies in the bands, the bound cannot exceed it and NaN is
+        returned without solving the linear program.
 
     Returns
     -------
     (float, int, callable)
-        The bound (1 where N is unknown, no θ is kept or the bands leave no histogram), the
-        number of θ kept, and a function that gives the standard error of a value pinned at the
-        bound: its change with the band's z (the bound at z/2 less that at z, over z/2; another
-        linear program, solved only when asked).
+        The bound (1 where N is unknown, no θ is kept or the bands leave no histogram; NaN where
+        it is at most ``needed_above``), the number of θ kept, and a function that gives the
+        standard error of a value pinned at the bound: its change with the band's z (the bound
+        at z/2 less that at z, over z/2; another linear program, solved only when asked).
     """
     d = observed.design
     mass = d.known_mass
@@ -104,12 +112,15 @@ def laplace_lower(observed: Observed, alpha: float) -> tuple[float, int, Callabl
     f = frequency_grid(mass)
     bands = _bands(observed, f)
     z = -float(special.ndtri(alpha / (2 * len(SCALES))))
-    low = _fewest(bands, z, d.L, f, mass)
+    rows, limits = _constraints(bands, z, d.L)
+    if _equal_fits(rows, limits, f, mass, needed_above):
+        return math.nan, len(bands), lambda: 0.0
+    low = _fewest(rows, limits, f, mass)
     if not math.isfinite(low):
         return 1.0, len(bands), lambda: 0.0
 
     def stderr() -> float:
-        return max(_fewest(bands, z / 2, d.L, f, mass) - low, 0.0) / (z / 2)
+        return max(_fewest(*_constraints(bands, z / 2, d.L), f, mass) - low, 0.0) / (z / 2)
 
     return max(low * (1 - LP_TOLERANCE) - LP_TOLERANCE, 1.0), len(bands), stderr
 
@@ -154,9 +165,9 @@ def _bands(observed: Observed, f: np.ndarray) -> list:
     return bands
 
 
-def _fewest(bands: list, z: float, L: int, f: np.ndarray, mass: float) -> float:
-    """The least Σ_f h_f over the histograms h >= 0 on the grid f with Σ_f f·h_f = N whose G lie
-    in the bands M̂ ± z·sd (NaN where none does, or there is no band)."""
+def _constraints(bands: list, z: float, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """(A, b): the histograms h on the grid whose G lie in the bands M̂ ± z·sd are those with
+    A·h <= b (one row per band end; none where there is no band)."""
     rows, limits = [], []
     for g, gap, mean, sd, null in bands:       # G = −L·log(M/E_0), decreasing in M
         rows.append(-(g + gap))                                        # Σ h(g + gap) >= G⁻
@@ -164,8 +175,23 @@ def _fewest(bands: list, z: float, L: int, f: np.ndarray, mass: float) -> float:
         if mean > z * sd:
             rows.append(g - gap)                                       # Σ h(g − gap) <= G⁺
             limits.append(-L * (math.log(mean - z * sd) - null))
-    if not rows:
+    return np.array(rows), np.array(limits)
+
+
+def _equal_fits(rows: np.ndarray, limits: np.ndarray, f: np.ndarray, mass: float, values: float) -> bool:
+    """Whether a histogram of N/f values of f users (f on the grid) with at most ``values`` values
+    satisfies A·h <= b: then the least Σ_f h_f is at most ``values``."""
+    few = mass / f <= values
+    if not rows.size or not few.any():
+        return False
+    return bool(np.any(np.all(rows[:, few] * (mass / f[few]) <= limits[:, None], axis=0)))
+
+
+def _fewest(rows: np.ndarray, limits: np.ndarray, f: np.ndarray, mass: float) -> float:
+    """The least Σ_f h_f over the histograms h >= 0 on the grid f with Σ_f f·h_f = N and
+    A·h <= b (:func:`_constraints`; NaN where none has, or there is no row)."""
+    if not rows.size:
         return math.nan
-    res = optimize.linprog(np.ones(f.size), A_ub=np.array(rows), b_ub=np.array(limits),
+    res = optimize.linprog(np.ones(f.size), A_ub=rows, b_ub=limits,
                            A_eq=f[None, :], b_eq=[mass], bounds=(0, None), method="highs")
     return res.fun if res.status == 0 else math.nan
