@@ -686,9 +686,13 @@ class _ProfileLikelihood:
         the grid points ``points`` (default: as it is)."""
         return ll
 
+    def logliks(self, union: np.ndarray, grid: list) -> np.ndarray:
+        """ℓ(N, θ) for every θ of ``grid`` (rows) and N of ``union`` (columns)."""
+        return np.stack([self.loglik(union, *point) for point in grid])
+
     def profile(self, union: np.ndarray, grid: list) -> tuple[np.ndarray, np.ndarray]:
         """(max over the θ of ``grid`` of ℓ(N, θ), the index of the maximiser) at each N."""
-        table = np.stack([self.loglik(union, *point) for point in grid])
+        table = self.logliks(union, grid)
         best = table.argmax(axis=0)
         return table[best, np.arange(union.size)], best
 
@@ -814,7 +818,7 @@ class _Overlap(_ProfileLikelihood):
             x = self.sketch.q + (self.sketch.p - self.sketch.q) * -np.expm1(TERMS * math.log1p(-rho))
             entries = np.multiply.outer(self.sums, np.log(x) - np.log1p(-x))
             entries += self.k * np.log1p(-x) - LOG_FACTORIALS
-            table = self._tables[rho] = (entries, _exp_scaled(entries - self.top[:, None]), self.top)
+            table = self._tables[rho] = self._mixture_table(entries, self.top)
         return table
 
     def _holders_table(self, holders):
@@ -831,21 +835,26 @@ class _Overlap(_ProfileLikelihood):
             entries = law[:, low] * (1 - frac) + np.where(frac > 0, law[:, np.minimum(low + 1, k)], 0.0) * frac
             entries = entries.T - (special.gammaln(k + 1) - special.gammaln(self.sums + 1)
                                    - special.gammaln(k - self.sums + 1))[:, None] - HOLDER_LOG_FACTORIALS
-            top = entries.max(axis=1)
-            table = self._holder_tables[holders] = (entries, _exp_scaled(entries - top[:, None]), top)
+            table = self._holder_tables[holders] = self._mixture_table(entries, entries.max(axis=1))
         return table
+
+    def _mixture_table(self, entries, top):
+        """A table of :meth:`_poisson_mixture` from log T_M(c) − ln M! at the distinct sums
+        (sums × M) and a per-sum scale ``top``: (those entries, the same exponentiated
+        relative to ``top``, ``top``, and the last two read at every bin)."""
+        scaled = _exp_scaled(entries - top[:, None])
+        return entries, scaled, top, scaled[self.sum_index], top[self.sum_index]
 
     def _poisson_mixture(self, rate, table, log_keep, exact_rate):
         """log Σ_M Pois(M; rate)·T_M(c) (without log C(k, c)) at every rate of (E, levels), for
-        every sum: (E, sums), ``table`` = (log T_M(c) − ln M! at the distinct sums (sums × M),
-        the same exponentiated relative to a per-sum scale, that scale) of :meth:`_table` or
-        :meth:`_holders_table`. Exact over its M where the rate is at most ``exact_rate`` (the
+        every sum: (E, sums), ``table`` of :meth:`_table` or :meth:`_holders_table`
+        (:meth:`_mixture_table`). Exact over its M where the rate is at most ``exact_rate`` (the
         Poisson mass beyond is below e^-9): the Poisson weights and the table, each scaled, in
         one matrix product (for one N, over the distinct sums × levels) or one per level (the few
         sums where the product underflows, below ``UNDERFLOW``, are summed in logarithms); above,
         a Gauss–Hermite quadrature of the normal approximation of the Poisson law, each party
         holding the cell with probability 1 − e^{M·log_keep}."""
-        entries, scaled, top = table
+        entries, scaled, top, scaled_bins, top_bins = table
         log_weight = np.arange(scaled.shape[1])[:, None, None] * np.log(np.maximum(rate, TINY_RATE)) - rate
         weight_top = log_weight.max(axis=0)                                       # (M, E, levels) above
         weight = _exp_scaled(log_weight - weight_top)
@@ -854,27 +863,50 @@ class _Overlap(_ProfileLikelihood):
         else:
             total = np.empty((rate.shape[0], self.c.size))
             for g, sums in self.levels:
-                np.matmul(scaled[self.sum_index[sums]], weight[:, :, g], out=total[:, sums].T)
+                np.matmul(scaled_bins[sums], weight[:, :, g], out=total[:, sums].T)
         with np.errstate(divide="ignore"):
-            out = np.log(total) + top[self.sum_index] + self._at_sums(weight_top)
-        quadrature = self._at_sums(rate) > exact_rate
+            out = np.log(total) + top_bins + self._at_sums(weight_top)
+        quadrature = self._at_sums(rate > exact_rate)
         rows, cols = np.nonzero((total < UNDERFLOW) & ~quadrature)
         if rows.size:
             out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + entries[self.sum_index[cols]].T)
         rows, cols = np.nonzero(quadrature)                          # the quadrature's entries only
         if rows.size:
-            sk, lu, c = self.sketch, rate[rows, self.level[cols]], self.c[cols]
-            x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES[:, None], 0.0)
-                                                 * log_keep)
-            out[rows, cols] = _logsumexp(LOG_HERMITE_WEIGHTS[:, None] + c * np.log(x) + (self.k - c) * np.log1p(-x))
+            log_x, log_not = self._hermite_laws(rate, log_keep)
+            cell, c = rows * rate.shape[1] + self.level[cols], self.c[cols]
+            out[rows, cols] = _logsumexp(LOG_HERMITE_WEIGHTS[:, None] + c * np.take(log_x, cell, axis=1)
+                                         + (self.k - c) * np.take(log_not, cell, axis=1))
         return out
 
-    def loglik(self, union: np.ndarray, share: float, rho: float, shape: float = math.inf,
+    def _hermite_laws(self, rate, log_keep):
+        """ln x and ln(1 − x) at the Gauss–Hermite nodes (rows) of every cell of ``rate`` (E,
+        levels, flattened): x = q + (p − q)(1 − e^{M·log_keep}), M the nodes of the normal
+        approximation of Poisson(rate)."""
+        sk = self.sketch
+        lu = rate.ravel()
+        x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES[:, None], 0.0) * log_keep)
+        return np.log(x), np.log1p(-x)
+
+    def logliks(self, union: np.ndarray, grid: list) -> np.ndarray:
+        """ℓ(N, θ) for every θ of ``grid`` (rows) and N of ``union`` (columns): one
+        :meth:`loglik` per (ρ, κ, h), its shares stacked."""
+        out = np.empty((len(grid), union.size))
+        groups: dict = {}
+        for row, (share, *others) in enumerate(grid):
+            groups.setdefault(tuple(others), []).append(row)
+        for others, rows in groups.items():
+            shares = np.repeat([grid[row][0] for row in rows], union.size)
+            out[rows] = self.loglik(np.tile(union, len(rows)), shares, *others).reshape(len(rows), union.size)
+        return out
+
+    def loglik(self, union: np.ndarray, share: float | np.ndarray, rho: float, shape: float = math.inf,
                holders: int = 0) -> np.ndarray:
-        """ℓ(N, s, ρ, κ, h) at each N of ``union`` (any N >= 0), up to a constant; h > 0: the
-        private items are each held by exactly h parties drawn at random (ρ, κ not used)."""
+        """ℓ(N, s, ρ, κ, h) at each N of ``union`` (any N >= 0), up to a constant, s one share
+        or one per N; h > 0: the private items are each held by exactly h parties drawn at
+        random (ρ, κ not used)."""
         sk, k = self.sketch, self.k
         lam = np.outer(union, self.rate)                         # (E, levels)
+        share = np.reshape(share, (-1, 1))
         rest = (1 - share) * lam
         if holders:                                              # exactly h holders each, exact up to 31 items
             own = self._poisson_mixture(rest, self._holders_table(holders), math.log1p(-holders / k),
@@ -888,7 +920,7 @@ class _Overlap(_ProfileLikelihood):
         else:
             own = self._poisson_mixture(rest / -math.expm1(k * math.log1p(-rho)), self._table(rho), math.log1p(-rho),
                                         EXACT_RATE)
-        if share > 0:
+        if share.any():
             with np.errstate(divide="ignore"):
                 common = np.log(-np.expm1(-share * lam))
             own = np.logaddexp(self._at_sums(common) + self.common, own - self._at_sums(share * lam))
