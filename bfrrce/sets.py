@@ -789,6 +789,7 @@ class _Overlap(_ProfileLikelihood):
         self.rate = -np.log1p(-sketch.pi / sketch.buckets)   # λ per unit of N, per level
         edges = np.searchsorted(self.level, np.arange(counts.shape[0] + 1))
         self.levels = [(g, slice(a, b)) for g, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
+        self.level_bins = np.diff(edges)                     # bins per level
         self._tables: dict = {}                               # _table's binomial tables per ρ
         self._holder_tables: dict = {}                        # _holders_table's per h
         self.common = self._log_binomial(sketch.p)            # log Bin(c; k, x) without log C(k, c)
@@ -866,34 +867,35 @@ class _Overlap(_ProfileLikelihood):
                 np.matmul(scaled_bins[sums], weight[:, :, g], out=total[:, sums].T)
         with np.errstate(divide="ignore"):
             out = np.log(total) + top_bins + self._at_sums(weight_top)
-        quadrature = self._at_sums(rate > exact_rate)
-        rows, cols = np.nonzero((total < UNDERFLOW) & ~quadrature)
-        if rows.size:
+        cells = rate > exact_rate
+        quadrature = self._at_sums(cells)
+        underflow = total < UNDERFLOW
+        underflow &= ~quadrature
+        if underflow.any():
+            rows, cols = np.nonzero(underflow)
             out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + entries[self.sum_index[cols]].T)
-        rows, cols = np.nonzero(quadrature)                          # the quadrature's entries only
-        if rows.size:
-            log_x, log_not = self._hermite_laws(rate, log_keep)
-            cell, c = rows * rate.shape[1] + self.level[cols], self.c[cols]
-            out[rows, cols] = _logsumexp(LOG_HERMITE_WEIGHTS[:, None] + c * np.take(log_x, cell, axis=1)
-                                         + (self.k - c) * np.take(log_not, cell, axis=1))
+        if cells.any():                                              # the quadrature's entries only
+            out[quadrature] = self._quadrature(rate[cells], log_keep, np.broadcast_to(self.c, out.shape)[quadrature],
+                                               np.broadcast_to(self.level_bins, cells.shape)[cells])
         return out
 
-    def _hermite_laws(self, rate, log_keep):
-        """ln x and ln(1 − x) at the Gauss–Hermite nodes (rows) of every cell of ``rate`` (E,
-        levels, flattened): x = q + (p − q)(1 − e^{M·log_keep}), M the nodes of the normal
-        approximation of Poisson(rate)."""
+    def _quadrature(self, rate, log_keep, c, runs):
+        """The Gauss–Hermite sum of :meth:`_poisson_mixture` at cells of Poisson rates ``rate``
+        (1-D), each read at ``runs`` consecutive sums of ``c``: ln x and ln(1 − x) per node and
+        cell, x = q + (p − q)(1 − e^{M·log_keep}), M the nodes of the normal approximation of
+        Poisson(rate)."""
         sk = self.sketch
-        lu = rate.ravel()
-        x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lu + np.sqrt(lu) * HERMITE_NODES[:, None], 0.0) * log_keep)
-        return np.log(x), np.log1p(-x)
+        x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(rate + np.sqrt(rate) * HERMITE_NODES[:, None], 0.0) * log_keep)
+        return _logsumexp(LOG_HERMITE_WEIGHTS[:, None] + c * np.repeat(np.log(x), runs, axis=1)
+                          + (self.k - c) * np.repeat(np.log1p(-x), runs, axis=1))
 
     def logliks(self, union: np.ndarray, grid: list) -> np.ndarray:
         """ℓ(N, θ) for every θ of ``grid`` (rows) and N of ``union`` (columns): one
         :meth:`loglik` per (ρ, κ, h), its shares stacked."""
         out = np.empty((len(grid), union.size))
         groups: dict = {}
-        for row, (share, *others) in enumerate(grid):
-            groups.setdefault(tuple(others), []).append(row)
+        for row, point in enumerate(grid):
+            groups.setdefault(point[1:], []).append(row)
         for others, rows in groups.items():
             shares = np.repeat([grid[row][0] for row in rows], union.size)
             out[rows] = self.loglik(np.tile(union, len(rows)), shares, *others).reshape(len(rows), union.size)
@@ -916,14 +918,14 @@ class _Overlap(_ProfileLikelihood):
             own = self.c * self._at_sums(np.log(x)) + (k - self.c) * self._at_sums(np.log1p(-x))
         elif rho == 1:
             with np.errstate(divide="ignore"):
-                own = np.logaddexp(self.null - self._at_sums(rest), self._at_sums(np.log(-np.expm1(-rest))) + self.common)
+                own = _logaddexp(self.null - self._at_sums(rest), self._at_sums(np.log(-np.expm1(-rest))) + self.common)
         else:
             own = self._poisson_mixture(rest / -math.expm1(k * math.log1p(-rho)), self._table(rho), math.log1p(-rho),
                                         EXACT_RATE)
         if share.any():
             with np.errstate(divide="ignore"):
                 common = np.log(-np.expm1(-share * lam))
-            own = np.logaddexp(self._at_sums(common) + self.common, own - self._at_sums(share * lam))
+            own = _logaddexp(self._at_sums(common) + self.common, own - self._at_sums(share * lam))
         return own @ self.weight
 
     def refine(self, grid, ll, points, where):
@@ -1111,6 +1113,24 @@ def _window(grid, ll, threshold):
     grid, ll = grid[order], ll[order]
     inside = np.flatnonzero(ll >= ll.max() - threshold - 2.0)
     return np.linspace(grid[max(inside[0] - 1, 0)], grid[min(inside[-1] + 1, grid.size - 1)], GRID_POINTS)
+
+
+def _logaddexp(a, b):
+    """np.logaddexp(a, b) to rounding (absolute error below 3·10^-16 beyond the max), in steps
+    numpy vectorises (its own loop and log1p call libm one element at a time):
+    max(a, b) + ln(1 + e^{−|a − b|}), the gap read as at most ``−LOG_NEGLIGIBLE`` (e^-700 adds
+    nothing to the max, and exp is slow where it underflows), −∞ where both are −∞ (``a`` is
+    overwritten: callers pass temporaries)."""
+    top = np.maximum(a, b)
+    np.minimum(a, b, out=a)
+    with np.errstate(invalid="ignore"):
+        a -= top                             # −|a − b|, NaN where both are −∞ (then the widest gap)
+    np.fmax(a, LOG_NEGLIGIBLE, out=a)
+    np.exp(a, out=a)
+    a += 1.0
+    np.log(a, out=a)
+    a += top
+    return a
 
 
 def _logsumexp(a):
