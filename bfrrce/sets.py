@@ -796,6 +796,7 @@ class _Overlap(_ProfileLikelihood):
         self.null = self._log_binomial(sketch.q)
         self.sums, self.sum_index = np.unique(self.c, return_inverse=True)   # distinct sums: few where width = 1
         self.top = self._log_binomial(np.clip(self.sums / k, sketch.q, sketch.p), self.sums)   # >= the table
+        self.common_sums = self._log_binomial(sketch.p, self.sums)
 
     def _log_binomial(self, x, c=None):
         """log Bin(c; k, x) − log C(k, c), broadcast: x of shape (..., sums), c the bins' sums
@@ -841,22 +842,31 @@ class _Overlap(_ProfileLikelihood):
 
     def _mixture_table(self, entries, top):
         """A table of :meth:`_poisson_mixture` from log T_M(c) − ln M! at the distinct sums
-        (sums × M) and a per-sum scale ``top``: (those entries, the same exponentiated
-        relative to ``top``, ``top``, and the last two read at every bin)."""
+        (sums × M) and a per-sum scale ``top``: (those entries and a last column, log Bin(c; k, p)
+        − log C(k, c) of the common items, the same exponentiated relative to the scale (raised
+        to that column where it is larger), the scale, and the last two read at every bin)."""
+        entries = np.column_stack([entries, self.common_sums])
+        top = np.maximum(top, self.common_sums)
         scaled = _exp_scaled(entries - top[:, None])
         return entries, scaled, top, scaled[self.sum_index], top[self.sum_index]
 
-    def _poisson_mixture(self, rate, table, log_keep, exact_rate):
-        """log Σ_M Pois(M; rate)·T_M(c) (without log C(k, c)) at every rate of (E, levels), for
-        every sum: (E, sums), ``table`` of :meth:`_table` or :meth:`_holders_table`
-        (:meth:`_mixture_table`). Exact over its M where the rate is at most ``exact_rate`` (the
-        Poisson mass beyond is below e^-9): the Poisson weights and the table, each scaled, in
-        one matrix product (for one N, over the distinct sums × levels) or one per level (the few
-        sums where the product underflows, below ``UNDERFLOW``, are summed in logarithms); above,
-        a Gauss–Hermite quadrature of the normal approximation of the Poisson law, each party
-        holding the cell with probability 1 − e^{M·log_keep}."""
+    def _poisson_mixture(self, rate, shared, table, log_keep, exact_rate):
+        """log[e^{−shared}·Σ_M Pois(M; rate)·T_M(c) + (1 − e^{−shared})·Bin(c; k, p)] (without
+        log C(k, c)) at every (rate, shared) of (E, levels), for every sum: (E, sums), ``table``
+        of :meth:`_table` or :meth:`_holders_table` (:meth:`_mixture_table`; the common items,
+        rate ``shared``, are its last column). Exact over its M where the rate is at most
+        ``exact_rate`` (the Poisson mass beyond is below e^-9): the weights and the table, each
+        scaled, in one matrix product (for one N, over the distinct sums × levels) or one per
+        level (the few sums where the product underflows, below ``UNDERFLOW``, are summed in
+        logarithms); above, a Gauss–Hermite quadrature of the normal approximation of the
+        Poisson law, each party holding the cell with probability 1 − e^{M·log_keep}
+        (:meth:`_quadrature`)."""
         entries, scaled, top, scaled_bins, top_bins = table
-        log_weight = np.arange(scaled.shape[1])[:, None, None] * np.log(np.maximum(rate, TINY_RATE)) - rate
+        log_weight = np.empty((scaled.shape[1],) + rate.shape)
+        np.multiply.outer(np.arange(scaled.shape[1] - 1), np.log(np.maximum(rate, TINY_RATE)), out=log_weight[:-1])
+        log_weight[:-1] -= rate + shared
+        with np.errstate(divide="ignore"):
+            np.log(-np.expm1(-shared), out=log_weight[-1])
         weight_top = log_weight.max(axis=0)                                       # (M, E, levels) above
         weight = _exp_scaled(log_weight - weight_top)
         if rate.shape[0] == 1:
@@ -866,7 +876,9 @@ class _Overlap(_ProfileLikelihood):
             for g, sums in self.levels:
                 np.matmul(scaled_bins[sums], weight[:, :, g], out=total[:, sums].T)
         with np.errstate(divide="ignore"):
-            out = np.log(total) + top_bins + self._at_sums(weight_top)
+            out = np.log(total)
+        out += top_bins
+        out += self._at_sums(weight_top)
         cells = rate > exact_rate
         quadrature = self._at_sums(cells)
         underflow = total < UNDERFLOW
@@ -875,19 +887,26 @@ class _Overlap(_ProfileLikelihood):
             rows, cols = np.nonzero(underflow)
             out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + entries[self.sum_index[cols]].T)
         if cells.any():                                              # the quadrature's entries only
-            out[quadrature] = self._quadrature(rate[cells], log_keep, np.broadcast_to(self.c, out.shape)[quadrature],
-                                               np.broadcast_to(self.level_bins, cells.shape)[cells])
+            out[quadrature] = self._quadrature(rate[cells], shared[cells], log_keep,
+                                               np.broadcast_to(self.level_bins, cells.shape)[cells], quadrature)
         return out
 
-    def _quadrature(self, rate, log_keep, c, runs):
+    def _quadrature(self, rate, shared, log_keep, runs, entries):
         """The Gauss–Hermite sum of :meth:`_poisson_mixture` at cells of Poisson rates ``rate``
-        (1-D), each read at ``runs`` consecutive sums of ``c``: ln x and ln(1 − x) per node and
-        cell, x = q + (p − q)(1 − e^{M·log_keep}), M the nodes of the normal approximation of
-        Poisson(rate)."""
+        and common rates ``shared`` (1-D), each read at the ``runs`` consecutive sums of its
+        level, the entries where the (E, sums) mask ``entries`` holds: per node and cell,
+        x = q + (p − q)(1 − e^{M·log_keep}), M the nodes of the normal approximation of
+        Poisson(rate), and the term c·ln(x/(1 − x)) + k·ln(1 − x) + ln(node weight) − shared."""
         sk = self.sketch
         x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(rate + np.sqrt(rate) * HERMITE_NODES[:, None], 0.0) * log_keep)
-        return _logsumexp(LOG_HERMITE_WEIGHTS[:, None] + c * np.repeat(np.log(x), runs, axis=1)
-                          + (self.k - c) * np.repeat(np.log1p(-x), runs, axis=1))
+        log_not = np.log1p(-x)
+        c = np.broadcast_to(self.c, entries.shape)[entries]
+        terms = np.empty((x.shape[0] + 1, c.size))
+        np.multiply(c, np.repeat(np.log(x) - log_not, runs, axis=1), out=terms[:-1])
+        terms[:-1] += np.repeat(self.k * log_not + (LOG_HERMITE_WEIGHTS[:, None] - shared), runs, axis=1)
+        with np.errstate(divide="ignore"):
+            terms[-1] = np.repeat(np.log(-np.expm1(-shared)), runs) + np.broadcast_to(self.common, entries.shape)[entries]
+        return _logsumexp(terms)
 
     def logliks(self, union: np.ndarray, grid: list) -> np.ndarray:
         """ℓ(N, θ) for every θ of ``grid`` (rows) and N of ``union`` (columns): one
@@ -909,23 +928,23 @@ class _Overlap(_ProfileLikelihood):
         sk, k = self.sketch, self.k
         lam = np.outer(union, self.rate)                         # (E, levels)
         share = np.reshape(share, (-1, 1))
-        rest = (1 - share) * lam
+        rest, shared = (1 - share) * lam, share * lam
         if holders:                                              # exactly h holders each, exact up to 31 items
-            own = self._poisson_mixture(rest, self._holders_table(holders), math.log1p(-holders / k),
-                                        HOLDER_EXACT_RATE)
-        elif rho == 0:                                           # parties' sizes from slices of Gamma(κ), mean rest/k
+            return self._poisson_mixture(rest, shared, self._holders_table(holders), math.log1p(-holders / k),
+                                         HOLDER_EXACT_RATE) @ self.weight
+        if 0 < rho < 1:
+            return self._poisson_mixture(rest / -math.expm1(k * math.log1p(-rho)), shared, self._table(rho),
+                                         math.log1p(-rho), EXACT_RATE) @ self.weight
+        if rho == 0:                                             # parties' sizes from slices of Gamma(κ), mean rest/k
             x = sk.q + (sk.p - sk.q) * _held(rest, k, shape)
             own = self.c * self._at_sums(np.log(x)) + (k - self.c) * self._at_sums(np.log1p(-x))
-        elif rho == 1:
+        else:
             with np.errstate(divide="ignore"):
                 own = _logaddexp(self.null - self._at_sums(rest), self._at_sums(np.log(-np.expm1(-rest))) + self.common)
-        else:
-            own = self._poisson_mixture(rest / -math.expm1(k * math.log1p(-rho)), self._table(rho), math.log1p(-rho),
-                                        EXACT_RATE)
         if share.any():
             with np.errstate(divide="ignore"):
-                common = np.log(-np.expm1(-share * lam))
-            own = _logaddexp(self._at_sums(common) + self.common, own - self._at_sums(share * lam))
+                common = np.log(-np.expm1(-shared))
+            own = _logaddexp(self._at_sums(common) + self.common, own - self._at_sums(shared))
         return own @ self.weight
 
     def refine(self, grid, ll, points, where):
@@ -1135,10 +1154,16 @@ def _logaddexp(a, b):
 
 def _logsumexp(a):
     """log Σ exp over the first axis, the terms (reductions over it are elementwise across
-    contiguous slices; ``a`` is overwritten: callers pass temporaries)."""
+    contiguous slices; ``a`` is overwritten: callers pass temporaries). Terms scaled by their
+    largest are read as at least ``LOG_NEGLIGIBLE``: e^-700 adds nothing to a sum >= 1, and exp
+    is slow where it underflows."""
     top = a.max(axis=0)
     a -= top
-    return np.log(_exp_scaled(a).sum(axis=0)) + top
+    np.maximum(a, LOG_NEGLIGIBLE, out=a)
+    total = np.exp(a, out=a).sum(axis=0)
+    np.log(total, out=total)
+    total += top
+    return total
 
 
 def _exp_scaled(a):
