@@ -59,7 +59,7 @@ from protocols.core.lazy import optimize
 B, G = 4096, 24
 SCENARIOS = ("disjoint", "half", "identical", "unequal", "pairs", "triples")
 HOLDERS = {"pairs": 2, "triples": 3}       # every item held by this many random parties
-PARTIES_TIMED = (10, 100, 1000)   # estimate times of disjoint unions of 10^5 items, ε = 1
+PARTIES_TIMED = (10, 100, 1000)   # estimate times of unions of 10^5 items, ε = 1, disjoint and half common
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -339,9 +339,10 @@ def throughput(n, repeats):
     ours = best(lambda: sk.privatize(items))
     theirs = best(lambda: sfm.sketch(items, B, G, 1.0, rng))
     one = sk.aggregate(sk.privatize(items, rng=1))
-    many = {k: sk.sums_from_occupancy(occupancy(sk, 100_000, k, "disjoint", rng), k, rng) for k in PARTIES_TIMED}
+    many = {(k, kind): sk.sums_from_occupancy(occupancy(sk, 100_000, k, kind, rng), k, rng)
+            for kind in ("disjoint", "half") for k in PARTIES_TIMED}
     return (["items", "ours s (OS CSPRNG)", "SFM baseline s", "ratio", "estimate s (1 party)",
-             *(f"estimate s ({k} parties, 10^5 items)" for k in PARTIES_TIMED)],
+             *(f"estimate s ({k} parties, 10^5 items, {kind})" for k, kind in many)],
             [[n, ours, theirs, theirs / ours, best(lambda: sk.estimate(one)),
               *(best(lambda agg=agg: sk.estimate(agg)) for agg in many.values())]])
 

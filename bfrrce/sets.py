@@ -844,11 +844,11 @@ class _Overlap(_ProfileLikelihood):
         """A table of :meth:`_poisson_mixture` from log T_M(c) − ln M! at the distinct sums
         (sums × M) and a per-sum scale ``top``: (those entries and a last column, log Bin(c; k, p)
         − log C(k, c) of the common items, the same exponentiated relative to the scale (raised
-        to that column where it is larger), the scale, and the last two read at every bin)."""
+        to that column where it is larger), the scale, and a dict for the scaled entries read at
+        every bin, filled when a call needs them)."""
         entries = np.column_stack([entries, self.common_sums])
         top = np.maximum(top, self.common_sums)
-        scaled = _exp_scaled(entries - top[:, None])
-        return entries, scaled, top, scaled[self.sum_index], top[self.sum_index]
+        return entries, _exp_scaled(entries - top[:, None]), top, {}
 
     def _poisson_mixture(self, rate, shared, table, log_keep, exact_rate):
         """log[e^{−shared}·Σ_M Pois(M; rate)·T_M(c) + (1 − e^{−shared})·Bin(c; k, p)] (without
@@ -861,7 +861,7 @@ class _Overlap(_ProfileLikelihood):
         logarithms); above, a Gauss–Hermite quadrature of the normal approximation of the
         Poisson law, each party holding the cell with probability 1 − e^{M·log_keep}
         (:meth:`_quadrature`)."""
-        entries, scaled, top, scaled_bins, top_bins = table
+        entries, scaled, top, at_bins = table
         log_weight = np.empty((scaled.shape[1],) + rate.shape)
         np.multiply.outer(np.arange(scaled.shape[1] - 1), np.log(np.maximum(rate, TINY_RATE)), out=log_weight[:-1])
         log_weight[:-1] -= rate + shared
@@ -873,11 +873,14 @@ class _Overlap(_ProfileLikelihood):
             total = (scaled @ weight[:, 0, :])[self.sum_index, self.level][None, :]
         else:
             total = np.empty((rate.shape[0], self.c.size))
+            bins = at_bins.get("scaled")
+            if bins is None:                                     # once per table, where a call needs it
+                bins = at_bins["scaled"] = scaled[self.sum_index]
             for g, sums in self.levels:
-                np.matmul(scaled_bins[sums], weight[:, :, g], out=total[:, sums].T)
+                np.matmul(bins[sums], weight[:, :, g], out=total[:, sums].T)
         with np.errstate(divide="ignore"):
             out = np.log(total)
-        out += top_bins
+        out += top[self.sum_index]
         out += self._at_sums(weight_top)
         cells = rate > exact_rate
         quadrature = self._at_sums(cells)
