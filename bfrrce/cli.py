@@ -204,6 +204,10 @@ def _parser():
                     help="privatize every row (secure randomness unless --seed) and count the "
                          "reports; default: draw the column sums from their exact law given the rows' "
                          "filters (the same law; O(L) draws from an OS-seeded numpy Generator)")
+    es.add_argument("--extrapolate", action="store_true",
+                    help="also print a model-based count: D if the frequencies follow a power law, fitted "
+                         "to the values above the detection limit and the users below it, or why the model "
+                         "is refused (not covered by the bounds; l = 1 only; docs/estimation.md)")
     es.add_argument("--json", action="store_true", help="print the whole result as JSON (schema: bfrrce docs cli)")
     es.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE, atomically")
     pv = sub.add_parser("privatize", help="write one report per row of a file (what each client sends)",
@@ -525,7 +529,10 @@ def _estimate(args, out, note, argv):
     estimate = mech.estimate(agg, candidates=candidates, method=args.method, shuffled_delta=args.delta)
     for warning in estimate.warnings:
         note(f"warning: {warning}")
+    extra = mech.extrapolate(agg, estimate.interval) if args.extrapolate else None
     document = _record(args, argv, found, kind_name, column, how, estimate, mech) if record else None
+    if document is not None and extra is not None:
+        document["extrapolation"] = extra.to_dict()
     if args.out:
         write_atomic(args.out, (json.dumps(document, indent=2) + "\n").encode())
     if args.json:
@@ -535,6 +542,8 @@ def _estimate(args, out, note, argv):
               file=out)
         if args.max_fake is not None:
             print(robust_interval(mech, agg, args.max_fake, max_weight=args.max_weight), file=out)
+        if extra is not None:
+            print(extra, file=out)
         if args.out:
             print(f"wrote {args.out}", file=out)
 
@@ -557,7 +566,8 @@ def _check_fixed(args, mech):
 def _estimate_set(args, sketch, agg, out):
     """The union of the parties' sets from set-sketch column sums."""
     for option, given in (("--L", args.L), ("--l", args.l), ("--perturbation", args.perturbation),
-                          ("--candidates", args.candidates), ("--column", args.column), ("--seed", args.seed)):
+                          ("--candidates", args.candidates), ("--column", args.column), ("--seed", args.seed),
+                          ("--extrapolate", args.extrapolate or None)):
         if given is not None:
             raise CLIError(f"{option} does not apply to set-sketch sums")
     if args.method != "auto":

@@ -34,6 +34,7 @@ from .identity import batch_sums
 from .estimation import CardinalityEstimate, detected_candidates, detection_limit, estimate_cardinality
 from .estimation.bounds import EXACT_BELOW, exact_regime
 from .estimation.design import Candidates, Design, Observed
+from .estimation.extrapolation import Extrapolation, power_law_extrapolation
 from .estimation.result import identified
 from .sums import MAX_REPORTS, ColumnSums, Debiased, check_column_sums, debias, null_variance
 
@@ -681,6 +682,45 @@ class BFRRCE(Mechanism):
         if not identified(est.interval):
             est.details["identified_at"] = self.identifying(agg.n, max(est.value, 1.0))
         return est
+
+    def extrapolate(self, aggregate: ColumnSums, interval: tuple[float, float] | None = None,
+                    f0: float | None = None) -> Extrapolation:
+        """An optional, model-based count: D if the frequencies follow a power law, fitted to the
+        values above the detection limit and to the users below it, with a check that refuses
+        where they disagree (:mod:`bfrrce.estimation.extrapolation`). Not the default and not
+        covered by the bounds of :meth:`estimate`, which hold whatever the frequencies.
+
+        Parameters
+        ----------
+        aggregate : ColumnSums
+            Column sums of this mechanism's reports.
+        interval : (float, float), optional
+            The bounds of :meth:`estimate` (computed when not given): an extrapolation outside
+            them is refused.
+        f0 : float, optional
+            The frequency from which values are read one by one (default: twice the 90%
+            detection limit, at least five times an empty column's noise in users).
+
+        Returns
+        -------
+        Extrapolation
+            ``value`` ± ``std_error`` (the model's sampling error only), or ``refused`` with why.
+
+        Raises
+        ------
+        LDPValueError
+            ``unit="item"`` or ``l > 1`` (the model reads one value per user in one column), or
+            f0 not above 1.
+        """
+        if self.unit != "value" or self.l != 1:
+            raise LDPValueError("extrapolate reads one value per user hashed once: it needs unit='value' "
+                                f"and l=1 (got unit={self.unit!r}, l={self.l})")
+        if f0 is not None and not f0 > 1:
+            raise LDPValueError(f"f0 must be above 1, got {f0!r}")
+        agg = self.check_aggregate(aggregate)
+        if interval is None:
+            interval = self.estimate(agg).interval
+        return power_law_extrapolation(Observed(agg.counts, self.design(agg.n)), tuple(interval), f0)
 
     def identifying(self, n: int, D: float) -> dict[str, float | None]:
         """The ε (same n) and the n (same ε) at which the advisor's model (D equal frequencies)

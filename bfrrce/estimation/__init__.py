@@ -9,7 +9,9 @@
 * :mod:`.estimators` — the ``fill``, ``corrected`` and ``paper`` point estimates and
   :func:`estimate_cardinality`, which assembles bounds, estimate and detection curve;
 * :mod:`.detection` — detection probability and limit, the per-candidate test;
-* :mod:`.result` — :class:`CardinalityEstimate`, :class:`Count`.
+* :mod:`.result` — :class:`CardinalityEstimate`, :class:`Count`;
+* :mod:`.extrapolation` — the optional power-law count of the unseen values (not the default,
+  not covered by the bounds).
 """
 
 from .detection import (DETECTION_ALPHA, detected_candidates, detection_limit, detection_probability,

@@ -228,3 +228,27 @@ def test_quiet_drops_the_note():
     # --quiet drops the note of the chosen parameters, never the warning that seeded noise is replayable
     assert code == 0 and out.startswith("distinct values")
     assert [line for line in err.splitlines() if "warning: --seed" not in line] == []
+
+
+def test_estimate_extrapolate_prints_a_labelled_model_or_why_not(tmp_path):
+    """--extrapolate: a line that says it is a model (the power law's count, or why it is
+    refused), the same in --json under "extrapolation"; refused with l = 2 (one column a value)."""
+    import json
+
+    import numpy as np
+    counts = np.random.default_rng(4).zipf(2.0, 20_000)
+    path = tmp_path / "zipf.txt"
+    path.write_text("".join(f"v{i}\n" * int(c) for i, c in enumerate(counts)))
+    code, out, err = run(["estimate", str(path), "--epsilon", "8", "--L", "16384", "--l", "1", "--seed", "1",
+                          "--extrapolate"])
+    assert code == 0, err
+    line = out.splitlines()[-1]
+    assert line.startswith("model-based extrapolation") and "not covered by the bounds" in line
+    code, out, err = run(["estimate", str(path), "--epsilon", "8", "--L", "16384", "--l", "1", "--seed", "1",
+                          "--extrapolate", "--json"])
+    extra = json.loads(out)["extrapolation"]
+    assert code == 0 and set(extra) >= {"value", "std_error", "exponent", "refused"}
+    assert extra["refused"] is None and 0.5 * counts.size < extra["value"] < 2 * counts.size
+    code, out, err = run(["estimate", str(path), "--epsilon", "8", "--L", "1024", "--l", "2", "--seed", "1",
+                          "--extrapolate"])
+    assert code == 2 and "l=1" in err
