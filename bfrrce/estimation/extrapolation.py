@@ -101,10 +101,11 @@ class Extrapolation:
         head = "model-based extrapolation (power law of the frequencies; not covered by the bounds)"
         if self.refused:
             return f"{head}: refused — {self.refused}"
-        return (f"{head}: about {self.value:,.0f} ± {self.std_error:,.0f} distinct values if the "
-                f"frequencies follow Pr[f] ∝ f^−{self.exponent:.2f} (the {self.tail_values:,} values of "
-                f"{self.f0:,.0f} users or more give f^−{self.tail_exponent:.2f}; the rest hold "
-                f"{self.users_below:,.0f} users)")
+        return (f"{head}: about {self.value:,.0f} distinct values if the frequencies follow "
+                f"Pr[f] ∝ f^−{self.exponent:.2f} (the {self.tail_values:,} values of {self.f0:,.0f} users or "
+                f"more give f^−{self.tail_exponent:.2f}; the rest hold {self.users_below:,.0f} users); "
+                f"its sampling error {self.std_error:,.0f} holds only under that law (a Zipf-ranked "
+                "population read 0.65–1.6× its count: docs/extrapolation.md)")
 
     def to_dict(self) -> dict:
         """The fields, NaN as None (JSON)."""
