@@ -110,7 +110,7 @@ class Extrapolation:
     def to_dict(self) -> dict:
         """The fields, NaN as None (JSON)."""
         out = dict(vars(self))
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
 
 
 def tail_start(observed: Observed) -> float:
@@ -130,7 +130,8 @@ def tail_start(observed: Observed) -> float:
     d = observed.design
     f90 = detection_limit(d.n, d.p, d.q, d.l)[0.9]
     noise = math.sqrt(d.n * d.q * (1 - d.q)) / (d.p - d.q)
-    return float(math.ceil(max(TAIL_FACTOR * f90, noise / MAX_NOISE, 2.0)))
+    start = max(TAIL_FACTOR * f90, noise / MAX_NOISE, 2.0)
+    return float(math.ceil(start)) if math.isfinite(start) else math.inf
 
 
 def _mass_ratio(a: float, f0: float) -> float:
@@ -166,9 +167,15 @@ def _selection(a: float, values: float, below: float, f0: float, design) -> tupl
     sd = np.sqrt(count_variance(f, n, p, q) / (p - q) ** 2 + light_var)
     z = (f + mu - f0) / sd
     above = f >= f0
-    enter = special.ndtr(z)
+    # a column passes once, however many values it holds: count it at its largest value (the
+    # values sharing a value's column are Poisson, N(g)/L of each g), so the light values, many
+    # to a column where D >> L, do not each count the column's pass
+    lam = count / L
+    larger = values / zeta * float(special.zeta(a, hi + 1)) + np.cumsum(count[::-1])[::-1] - count
+    first = np.exp(-larger / L) * np.where(lam > 1e-12, -np.expm1(-lam) / np.maximum(lam, 1e-300), 1.0)
+    enter = special.ndtr(z) * first
     excess_count = float(np.sum(count * (enter - above)))
-    excess_users = float(np.sum(count * ((f + mu) * enter + sd * np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+    excess_users = float(np.sum(count * ((f + mu) * enter + first * sd * np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
                                          - f * above)))
     return excess_count, excess_users + mu * values * float(special.zeta(a, hi + 1) / zeta)
 
@@ -204,10 +211,14 @@ def power_law_extrapolation(observed: Observed, interval: tuple[float, float],
     Extrapolation
     """
     d = observed.design
-    f0 = tail_start(observed) if f0 is None else float(f0)
+    # frequencies are whole numbers: f >= f0 is f >= ceil(f0), and ζ(a, f0) sums f^-a from f0 on
+    # only at a whole f0
+    f0 = tail_start(observed) if f0 is None else float(math.ceil(f0)) if math.isfinite(f0) else float(f0)
     nan = math.nan
     if not math.isfinite(f0):
         return Extrapolation(nan, nan, nan, nan, nan, 0, f0, nan, "no value is detected at this ε and n")
+    if f0 > d.n:
+        return Extrapolation(nan, nan, nan, nan, nan, 0, f0, nan, f"f0 = {f0:,.0f} is above the {d.n:,} users")
     tau = null_quantile(CLEAN_TAIL / d.L, d.n, d.q)
     t_hat = observed.t_hat
     in_tail = (observed.counts > tau) & (t_hat >= f0)

@@ -90,3 +90,23 @@ def test_f0_must_be_above_one():
     agg = simulate(mech, np.full(100, 100), np.random.default_rng(0))
     with pytest.raises(LDPValueError, match="f0"):
         mech.extrapolate(agg, f0=1)
+
+
+def test_nothing_detectable_is_refused_not_an_overflow():
+    """n = 100 at ε = 0.5: the 90% detection limit is infinite; refused, and JSON-safe."""
+    import json
+    mech = BFRRCE(epsilon=0.5, L=64)
+    result = mech.extrapolate(simulate(mech, np.ones(100, dtype=int), np.random.default_rng(0)))
+    assert result.refused and "no value is detected" in result.refused
+    json.dumps(result.to_dict(), allow_nan=False)
+
+
+def test_a_fractional_f0_is_read_as_the_next_whole_frequency():
+    for a, f0 in ((2.0, 2.5), (2.5, 1.5)):
+        k = math.ceil(f0)
+        zeta = special.zeta(a, 1.0)
+        tail, below = 1e4 * special.zeta(a, k) / zeta, 1e4 * np.sum(np.arange(1.0, k) ** (1 - a)) / zeta
+        mech = BFRRCE(epsilon=8, L=16384)
+        assert extrapolation._exponent(tail, below, k) == pytest.approx(a, rel=1e-8)
+    agg = simulate(mech, np.random.default_rng(1).zipf(2.0, 30_000), np.random.default_rng(2))
+    assert mech.extrapolate(agg, f0=120.5).f0 == 121.0
