@@ -6,7 +6,8 @@ and ``value``.
 Each cell draws ``--runs`` data sets (new frequencies, hash seed and noise each run, seeded by
 the cell) of one shape: a Zipf-ranked population (K types, n users drawn with probability
 ∝ rank^−s: the frequencies of the values seen follow a power law only roughly), frequencies
-drawn from the model itself (Pr[f] ∝ f^−a), lognormal frequencies, or equal ones; and reports
+drawn from the model itself (Pr[f] ∝ f^−a), the model plus a block of equal light values (which
+the check cannot see), lognormal frequencies, or equal ones; and reports
 how often the model is accepted, the median D̂/D and the AARE of the accepted runs, the share
 whose D̂ ± 1.96·se holds D, and beside them the median bounds and the AARE of ``value``.
 """
@@ -26,10 +27,12 @@ CELLS = (   # (shape, parameter, size, ε, L): size = the types K (zipf), values
     *(("zipf", s, K, eps, L) for s in (0.8, 1.0, 1.2, 1.5, 2.0) for K in (50_000, 10 ** 6)
       for eps, L in ((4, 4096), (8, 16384))),
     *(("power", a, 30_000, eps, L) for a in (1.7, 2.0, 2.5) for eps, L in ((4, 4096), (8, 16384), (8, 65536))),
+    *(("power+equal", f, 30_000, 8, 16384) for f in (5, 50)),
     *(("lognormal", sigma, 20_000, 8, 16384) for sigma in (1.0, 1.5, 2.0)),
     ("equal", 50, 2000, 8, 16384), ("equal", 500, 2000, 8, 16384),
 )
 ZIPF_USERS = {50_000: 200_000, 10 ** 6: 10 ** 6}   # users drawn from a population of K types
+BLOCK = {5: 20_000, 50: 2_000}                    # power+equal: values of f users added to a = 2
 
 
 def counts(shape: str, parameter: float, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -40,6 +43,8 @@ def counts(shape: str, parameter: float, size: int, rng: np.random.Generator) ->
         return drawn[drawn > 0]
     if shape == "power":
         return rng.zipf(parameter, size)
+    if shape == "power+equal":
+        return np.concatenate([rng.zipf(2.0, size), np.full(BLOCK[int(parameter)], int(parameter))])
     if shape == "lognormal":
         return np.maximum(1, np.round(rng.lognormal(2.0, parameter, size))).astype(np.int64)
     return np.full(size, int(parameter))

@@ -207,7 +207,8 @@ def _parser():
     es.add_argument("--extrapolate", action="store_true",
                     help="also print a model-based count: D if the frequencies follow a power law, fitted "
                          "to the values above the detection limit and the users below it, or why the model "
-                         "is refused (not covered by the bounds; l = 1 only; docs/estimation.md)")
+                         "is refused (not covered by the bounds; it reads l = 1, which it fixes where the "
+                         "advisor would choose; docs/estimation.md)")
     es.add_argument("--json", action="store_true", help="print the whole result as JSON (schema: bfrrce docs cli)")
     es.add_argument("--out", metavar="FILE", help="also write the JSON result to FILE, atomically")
     pv = sub.add_parser("privatize", help="write one report per row of a file (what each client sends)",
@@ -500,6 +501,8 @@ def _estimate(args, out, note, argv):
         check_path(args.candidates)
     if args.shuffled != (args.delta is not None):
         raise CLIError("--shuffled and --delta go together (the δ of the central guarantee)")
+    if args.extrapolate and args.l is None and kind != COLUMN_SUMS:
+        args.l = 1                               # the model reads one value a column
     if args.max_weight is not None and args.max_fake is None:
         raise CLIError("--max-weight goes with --max-fake (the most ones a fake report can have)")
     record = args.json or args.out

@@ -21,15 +21,19 @@ and one hash (l = 1):
   those that enter bring their noise: E[m̂] − m = Σ_f N(f)(Φ(z_f) − 1{f >= f₀}) and
   E[Σ_tail t̂] − Σ_{f>=f₀} f·N(f) = Σ_f N(f)((f + μ)Φ(z_f) + σ_f·φ(z_f) − f·1{f >= f₀}),
   z_f = (f + μ − f₀)/σ_f, N(f) = D·f^−a/ζ(a) (normal noise; the terms beyond eight σ of f₀ are
-  exact: μ per value above). m and U are corrected by these at the fitted law and refitted,
+  exact: μ per value above), a column counted once, at its largest value (weight
+  e^{−N(>f)/L}·(1 − e^{−λ_f})/λ_f, λ_f = N(f)/L: where D ≫ L many light values share each
+  column). m and U are corrected by these at the fitted law and refitted,
   :data:`SELECTION_ROUNDS` times.
 
 The check that refuses: the tail alone gives its own exponent, the maximum likelihood
 â = 1 + m/Σ ln(t̂_j/(f₀ − ½)) (Clauset, Shalizi & Newman 2009) with standard error (â − 1)/√m;
 where it differs from a by more than :data:`MAX_DISAGREEMENT` standard errors, where no a fits,
-where fewer than :data:`MIN_TAIL` values are in the tail, or where D̂ falls outside the bounds, no
-power law describes both the visible values and the unseen mass, and the extrapolation is
-refused with the reason. Its standard error is the delta method over m (Poisson) and U (the
+where fewer than :data:`MIN_TAIL` values are in the tail, where more than :data:`MAX_TAIL_SHARE`
+of the columns are in it (a crowded filter: not one value a tail column), or where D̂ falls
+outside the bounds, the extrapolation is refused with the reason. The check cannot see values
+below f₀ that a power law would not have (a power law plus a block of equal light values is
+accepted, too high): it tests the law's consistency, not the law. Its standard error is the delta method over m (Poisson) and U (the
 noise of the tail's sums and the model's own spread of the mass below); it says nothing of a
 wrong model. docs/estimation.md ("Model-based extrapolation") has the measurements.
 
@@ -54,6 +58,7 @@ from .design import Observed
 from .detection import detection_limit
 
 MIN_TAIL = 20              # values above f₀ needed to fit
+MAX_TAIL_SHARE = 0.1       # share of the columns in the tail beyond which the filter is too crowded
 MAX_DISAGREEMENT = 3.0     # standard errors of the tail's exponent beyond which the fit is refused
 TAIL_FACTOR = 2.0          # f₀ at least this times the 90% detection limit
 MAX_NOISE = 0.2            # ... and at least the t̂ noise of an empty column over this
@@ -228,6 +233,10 @@ def power_law_extrapolation(observed: Observed, interval: tuple[float, float],
     result = Extrapolation(nan, nan, nan, nan, nan, m, f0, read_below)
     if m < MIN_TAIL:
         result.refused = f"only {m} values of {f0:,.0f} users or more are seen (at least {MIN_TAIL} needed)"
+        return result
+    if m > MAX_TAIL_SHARE * d.L:
+        result.refused = (f"{m:,} of the {d.L:,} columns hold {f0:,.0f} users or more: too crowded to read "
+                          "one value a column (a larger L)")
         return result
     result.tail_exponent = 1 + m / float(np.sum(np.log(tail / (f0 - 0.5))))
     count, below = _corrected(m, read_below, f0, d)

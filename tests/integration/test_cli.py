@@ -252,3 +252,5 @@ def test_estimate_extrapolate_prints_a_labelled_model_or_why_not(tmp_path):
     code, out, err = run(["estimate", str(path), "--epsilon", "8", "--L", "1024", "--l", "2", "--seed", "1",
                           "--extrapolate"])
     assert code == 2 and "l=1" in err
+    code, out, err = run(["estimate", str(path), "--epsilon", "0.5", "--seed", "1", "--extrapolate"])
+    assert code == 0 and "l=1" in out and out.splitlines()[-1].startswith("model-based extrapolation")
