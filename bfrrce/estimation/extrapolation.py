@@ -140,9 +140,14 @@ def tail_start(observed: Observed) -> float:
     return float(math.ceil(start)) if math.isfinite(start) else math.inf
 
 
+def _below(power: float, f0: float) -> float:
+    """Σ_{f<f₀} f^power over the whole frequencies below f₀."""
+    return float(np.sum(np.arange(1.0, f0) ** power))
+
+
 def _mass_ratio(a: float, f0: float) -> float:
     """Σ_{f<f₀} f^{1−a} / ζ(a, f₀): the users below f₀ per value at or above it."""
-    return float(np.sum(np.arange(1.0, f0) ** (1 - a)) / special.zeta(a, f0))
+    return _below(1 - a, f0) / float(special.zeta(a, f0))
 
 
 def _exponent(tail: float, below: float, f0: float) -> float:
@@ -155,6 +160,7 @@ def _exponent(tail: float, below: float, f0: float) -> float:
 
 
 def _values(tail: float, below: float, f0: float) -> float:
+    """D̂ = m·ζ(a)/ζ(a, f₀) at the a of :func:`_exponent` (NaN where none)."""
     a = _exponent(tail, below, f0)
     return tail * float(special.zeta(a, 1.0) / special.zeta(a, f0)) if math.isfinite(a) else math.nan
 
@@ -165,7 +171,7 @@ def _selection(a: float, values: float, below: float, f0: float, design) -> tupl
     n, p, q, L = design.n, design.p, design.q, design.L
     zeta = float(special.zeta(a, 1.0))
     mu = below / L
-    light_var = values / zeta * float(np.sum(np.arange(1.0, f0) ** (2 - a))) / L
+    light_var = values / zeta * _below(2 - a, f0) / L
     spread = math.sqrt(count_variance(f0, n, p, q) / (p - q) ** 2 + light_var)
     lo, hi = max(1.0, math.floor(f0 - mu - WINDOW * spread)), math.ceil(f0 + WINDOW * spread)
     f = np.arange(lo, hi + 1)
@@ -250,11 +256,12 @@ def power_law_extrapolation(observed: Observed, interval: tuple[float, float],
     value = _values(count, below, f0)
     # delta method: m Poisson; U from the tail's noise and the model's own spread of the mass below
     zeta = float(special.zeta(a, 1.0))
-    below_var = float(np.sum(observed.variance[in_tail])) + value / zeta * float(np.sum(np.arange(1.0, f0) ** (2 - a)))
+    below_var = float(np.sum(observed.variance[in_tail])) + value / zeta * _below(2 - a, f0)
     dm = max(math.sqrt(count), 1.0)
     du = max(math.sqrt(below_var), 1.0)
-    slope_m = (_values(count + dm, below, f0) - _values(max(count - dm, 1.0), below, f0)) / (2 * dm)
-    slope_u = (_values(count, below + du, f0) - _values(count, max(below - du, 0.0), f0)) / (2 * du)
+    m_lo, u_lo = max(count - dm, 1.0), max(below - du, 0.0)
+    slope_m = (_values(count + dm, below, f0) - _values(m_lo, below, f0)) / (count + dm - m_lo)
+    slope_u = (_values(count, below + du, f0) - _values(count, u_lo, f0)) / (below + du - u_lo)
     result.value, result.std_error = value, math.sqrt((slope_m * dm) ** 2 + (slope_u * du) ** 2)
     lower, upper = interval
     if abs(result.disagreement) > MAX_DISAGREEMENT:
