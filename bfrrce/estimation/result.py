@@ -189,6 +189,9 @@ class CardinalityEstimate:
                 head.append(f"no ε up to 8× this one and no n up to 1,024× would locate it within "
                             f"{IDENTIFIED_RATIO:g}× by {model}: the users outside the visible columns "
                             "stay uncertain by the noise of the visible columns themselves")
+            if self.parameters.get("unit") == "value" and self.parameters.get("l") == 1:
+                head.append("a model-based count, if the frequencies follow a power law (checked; outside "
+                            "these bounds' guarantee): extrapolate(), or bfrrce estimate --extrapolate")
         lines = [
             *head,
             f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that a "
