@@ -16,6 +16,7 @@ whose D̂ ± 1.96·se holds D, and beside them the median bounds and the AARE of
 from __future__ import annotations
 
 import argparse
+import functools
 import warnings
 
 import numpy as np
@@ -38,6 +39,12 @@ ZIPF_USERS = {50_000: 200_000, 10 ** 6: 10 ** 6}   # users drawn from a populati
 BLOCK = {5: 20_000, 50: 2_000}                    # power+equal: values of f users added to a = 2
 
 
+@functools.lru_cache(maxsize=1)
+def bitcoin_counts() -> np.ndarray:
+    """Users per address of the shipped Bitcoin sample."""
+    return np.unique(np.asarray(load("bitcoin").values), return_counts=True)[1]
+
+
 def counts(shape: str, parameter: float, size: int, rng: np.random.Generator) -> np.ndarray:
     """Users per value seen."""
     if shape == "zipf":
@@ -49,7 +56,7 @@ def counts(shape: str, parameter: float, size: int, rng: np.random.Generator) ->
     if shape == "power+equal":
         return np.concatenate([rng.zipf(2.0, size), np.full(BLOCK[int(parameter)], int(parameter))])
     if shape == "bitcoin":
-        return np.unique(np.asarray(load("bitcoin").values), return_counts=True)[1]
+        return bitcoin_counts()
     if shape == "lognormal":
         return np.maximum(1, np.round(rng.lognormal(2.0, parameter, size))).astype(np.int64)
     return np.full(size, int(parameter))

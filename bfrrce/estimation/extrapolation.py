@@ -33,9 +33,9 @@ where fewer than :data:`MIN_TAIL` values are in the tail, where more than :data:
 of the columns are in it (a crowded filter: not one value a tail column), or where D̂ falls
 outside the bounds, the extrapolation is refused with the reason. The check cannot see values
 below f₀ that a power law would not have (a power law plus a block of equal light values is
-accepted, too high): it tests the law's consistency, not the law. Its standard error is the delta method over m (Poisson) and U (the
-noise of the tail's sums and the model's own spread of the mass below); it says nothing of a
-wrong model. docs/estimation.md ("Model-based extrapolation") has the measurements.
+accepted, too high): it tests the law's consistency, not the law. Its standard error is the
+delta method over m (Poisson) and U (the noise of the tail's sums and the model's own spread of
+the mass below); it says nothing of a wrong model. docs/estimation.md ("Model-based extrapolation") has the measurements.
 
 References
 ----------
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from protocols.core.lazy import optimize, special
+from protocols.core.lazy import optimize, special, stats
 from protocols.core.perturbation import count_variance
 
 from .bounds import null_quantile
@@ -109,9 +109,8 @@ class Extrapolation:
         return (f"{head}: about {self.value:,.0f} distinct values if the frequencies follow "
                 f"Pr[f] ∝ f^−{self.exponent:.2f} (the {self.tail_values:,} values of {self.f0:,.0f} users or "
                 f"more give f^−{self.tail_exponent:.2f}; the rest hold {self.users_below:,.0f} users); "
-                f"its sampling error {self.std_error:,.0f} holds only under that law (a Zipf-ranked "
-                "population read 0.64–1.6× its count, real Bitcoin addresses 0.73×, a law with extra light "
-                "values up to 2.3×: docs/extrapolation.md)")
+                f"its sampling error {self.std_error:,.0f} holds only under that law (how far skewed and "
+                "real data fall from it: docs/extrapolation.md)")
 
     def to_dict(self) -> dict:
         """The fields, NaN as None (JSON)."""
@@ -135,7 +134,7 @@ def tail_start(observed: Observed) -> float:
     """
     d = observed.design
     f90 = detection_limit(d.n, d.p, d.q, d.l)[0.9]
-    noise = math.sqrt(d.n * d.q * (1 - d.q)) / (d.p - d.q)
+    noise = math.sqrt(count_variance(0, d.n, d.p, d.q)) / (d.p - d.q)
     start = max(TAIL_FACTOR * f90, noise / MAX_NOISE, 2.0)
     return float(math.ceil(start)) if math.isfinite(start) else math.inf
 
@@ -159,10 +158,14 @@ def _exponent(tail: float, below: float, f0: float) -> float:
     return float(optimize.brentq(lambda a: tail * _mass_ratio(a, f0) - below, lo, hi, xtol=1e-10))
 
 
-def _values(tail: float, below: float, f0: float) -> float:
-    """D̂ = m·ζ(a)/ζ(a, f₀) at the a of :func:`_exponent` (NaN where none)."""
-    a = _exponent(tail, below, f0)
+def _count_at(tail: float, a: float, f0: float) -> float:
+    """D = m·ζ(a)/ζ(a, f₀) (NaN where a is)."""
     return tail * float(special.zeta(a, 1.0) / special.zeta(a, f0)) if math.isfinite(a) else math.nan
+
+
+def _values(tail: float, below: float, f0: float) -> float:
+    """D̂ at the a of :func:`_exponent` (NaN where none)."""
+    return _count_at(tail, _exponent(tail, below, f0), f0)
 
 
 def _selection(a: float, values: float, below: float, f0: float, design) -> tuple[float, float]:
@@ -187,8 +190,7 @@ def _selection(a: float, values: float, below: float, f0: float, design) -> tupl
     first = np.exp(-larger / L) * np.where(lam > 1e-12, -np.expm1(-lam) / np.maximum(lam, 1e-300), 1.0)
     enter = special.ndtr(z) * first
     excess_count = float(np.sum(count * (enter - above)))
-    excess_users = float(np.sum(count * ((f + mu) * enter + first * sd * np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
-                                         - f * above)))
+    excess_users = float(np.sum(count * ((f + mu) * enter + first * sd * stats.norm.pdf(z) - f * above)))
     return excess_count, excess_users + mu * values * float(special.zeta(a, hi + 1) / zeta)
 
 
@@ -200,7 +202,7 @@ def _corrected(tail: int, below: float, f0: float, design) -> tuple[float, float
         a = _exponent(m, u, f0)
         if not math.isfinite(a):
             break
-        excess_count, excess_users = _selection(a, _values(m, u, f0), u, f0, design)
+        excess_count, excess_users = _selection(a, _count_at(m, a, f0), u, f0, design)
         m, u = max(tail - excess_count, 1.0), below + excess_users
     return m, u
 
@@ -253,7 +255,7 @@ def power_law_extrapolation(observed: Observed, interval: tuple[float, float],
         result.refused = "no power law gives both the values seen and the users below them"
         return result
     result.disagreement = (result.tail_exponent - a) / ((result.tail_exponent - 1) / math.sqrt(m))
-    value = _values(count, below, f0)
+    value = _count_at(count, a, f0)
     # delta method: m Poisson; U from the tail's noise and the model's own spread of the mass below
     zeta = float(special.zeta(a, 1.0))
     below_var = float(np.sum(observed.variance[in_tail])) + value / zeta * _below(2 - a, f0)
