@@ -2,9 +2,11 @@
 
 AARE (average absolute relative error) = mean over trials of |D̂ − D|/D. Beside it each row gives
 the median lower and upper confidence bounds of the trials and their coverage, the share of
-trials with lower <= D <= upper. Each trial of each (ε, method) draws from its own stream
-``numpy.random.default_rng([seed, i_ε, i_method, trial])``, so a table is reproducible from its
-seed. ``simulate="binomial"`` draws the column sums exactly in distribution from the users per
+trials with lower <= D <= upper. The methods that read the same reports (``corrected`` and
+``fill``; the paper's rules) read the same collection in each trial, a paired comparison whose
+bounds are computed once: trial t at the i-th ε draws it from the stream
+``numpy.random.default_rng([seed, i, j, t])``, j the index of the group's first method, so a
+table is reproducible from its seed. ``simulate="binomial"`` draws the column sums exactly in distribution from the users per
 column t_j, computed once per (L, l, seed) from the distinct values and their multiplicities;
 ``"exact"`` privatizes every report.
 
@@ -49,7 +51,7 @@ from protocols.core.randomness import simulating
 from ._version import __version__
 from .advice import suggest_parameters
 from .bloom import memoize
-from .estimation import estimate_cardinality
+from .estimation import estimate_cardinalities
 from .estimation.design import Observed
 from .io.atomic import check_outputs, write_atomic
 from .io.stream import progress_bar
@@ -175,17 +177,30 @@ class _Data:
         return self._candidates[key]
 
 
-def _estimate(mech, agg, method, data, threshold):
-    """``mech.estimate(agg, data.candidates, method, threshold=...)`` with the candidates hashed
-    once per (L, l, seed) instead of once per call."""
-    candidates = data.candidate_positions(mech) if method in CANDIDATE_METHODS else None
-    return estimate_cardinality(Observed(agg.counts, mech.design(agg.n)), method=method, confidence=0.95,
-                                parameters=mech.parameters, candidates=candidates, threshold=threshold,
-                                degraded=mech.degraded_laws(agg.n))
+def _estimate(mech, agg, runs, data):
+    """``mech.estimate(agg, data.candidates, method, threshold=...)`` for each (method, threshold)
+    of ``runs`` on the same sums (their bounds computed once), with the candidates hashed once per
+    (L, l, seed) instead of once per call."""
+    candidates = data.candidate_positions(mech) if any(m in CANDIDATE_METHODS for m, _ in runs) else None
+    return estimate_cardinalities(Observed(agg.counts, mech.design(agg.n)), runs, confidence=0.95,
+                                  parameters=mech.parameters, candidates=candidates,
+                                  degraded=mech.degraded_laws(agg.n))
 
 
 def _runs(methods, thresholds):
     return [(m, rule) for m in methods for rule in (thresholds if m == "paper" else (None,))]
+
+
+def _groups(runs, eps, user_eps, chosen, paper_L, paper_l, per_bit, n):
+    """The runs by the mechanism whose reports they read: [(mechanism, [(run index, method, rule,
+    threshold)])], the package's methods first (one configuration), then the paper's rules."""
+    package = [(j, m, rule, 0.5) for j, (m, rule) in enumerate(runs) if m != "paper"]
+    groups = [(BFRRCE(epsilon=user_eps, **chosen), package)] if package else []
+    paper = [(j, rule) for j, (m, rule) in enumerate(runs) if m == "paper"]
+    if paper:
+        mech = paper_mechanism(eps, paper_L, paper_l, per_bit)
+        groups.append((mech, [(j, "paper", rule, threshold_users(rule, mech, n)) for j, rule in paper]))
+    return groups
 
 
 def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, paper_L=1024, paper_l=1,
@@ -259,25 +274,25 @@ def evaluate(values, epsilons, methods=METHODS, trials=50, *, per_bit=False, pap
             user_eps = 2 * paper_l * eps if per_bit else eps
             chosen = dict(parameters) if len(parameters) == len(FIXABLE) else dict(
                 suggest_parameters(n, user_eps, (1, n), candidates, objective="aare").parameters, **parameters)
-            for j, (method, rule) in enumerate(runs):
-                if method == "paper":
-                    mech = paper_mechanism(eps, paper_L, paper_l, per_bit)
-                    threshold = threshold_users(rule, mech, n)
-                else:
-                    mech, threshold = BFRRCE(epsilon=user_eps, **chosen), 0.5
+            drawn = {}
+            for mech, members in _groups(runs, eps, user_eps, chosen, paper_L, paper_l, per_bit, n):
                 t_users = data.users_per_column(mech) if simulate == "binomial" else None
-                est, lower, upper = (np.empty(trials) for _ in range(3))
+                est, lower, upper = (np.empty((len(members), trials)) for _ in range(3))
                 for t in range(trials):
-                    rng = np.random.default_rng([seed, i, j, t])
+                    rng = np.random.default_rng([seed, i, members[0][0], t])
                     if t_users is not None:
                         agg = ColumnSums(mech, simulate_column_sums(t_users, n, mech.p, mech.q, rng), n)
                     else:
                         with simulating():
                             agg = mech.aggregate(mech.privatize(values, rng=rng), label=False)
-                    e = _estimate(mech, agg, method, data, threshold)
-                    est[t], (lower[t], upper[t]) = e.value, e.interval
+                    for k, e in enumerate(_estimate(mech, agg, [(m, x) for _, m, _, x in members], data)):
+                        est[k, t], (lower[k, t], upper[k, t]) = e.value, e.interval
                     if bar is not None:
-                        bar.update()
+                        bar.update(len(members))
+                for k, (j, method, rule, _) in enumerate(members):
+                    drawn[j] = (mech, method, rule, est[k], lower[k], upper[k])
+            for j in range(len(runs)):
+                mech, method, rule, est, lower, upper = drawn[j]
                 err, se = aare(est, truth)
                 rows.append({"dataset": name, "epsilon": round(float(mech.epsilon), 6),
                              "per_bit_epsilon": eps if per_bit and method == "paper" else None,

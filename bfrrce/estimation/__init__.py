@@ -7,7 +7,8 @@
 * :mod:`.design` — :class:`Design` (n, p, q, L, l, unit), :class:`Observed` (column sums under
   it), :class:`Candidates`, :class:`PointEstimate`;
 * :mod:`.estimators` — the ``fill``, ``corrected`` and ``paper`` point estimates and
-  :func:`estimate_cardinality`, which assembles bounds, estimate and detection curve;
+  :func:`estimate_cardinality`, which assembles bounds, estimate and detection curve
+  (:func:`estimate_cardinalities`: several methods on the same sums);
 * :mod:`.detection` — detection probability and limit, the per-candidate test;
 * :mod:`.result` — :class:`CardinalityEstimate`, :class:`Count`;
 * :mod:`.extrapolation` — the optional power-law count of the unseen values (not the default,
@@ -17,10 +18,11 @@
 from .detection import (DETECTION_ALPHA, detected_candidates, detection_limit, detection_probability,
                         per_column_threshold)
 from .design import Candidates, Design, Observed, PointEstimate
-from .estimators import METHODS, combine, estimate_cardinality, estimate_corrected, estimate_fill, estimate_paper
+from .estimators import (METHODS, combine, estimate_cardinalities, estimate_cardinality, estimate_corrected,
+                          estimate_fill, estimate_paper)
 from .result import CardinalityEstimate, Count
 
 __all__ = ["DETECTION_ALPHA", "METHODS", "Candidates", "CardinalityEstimate", "Count", "Design", "Observed",
            "PointEstimate", "combine", "detected_candidates", "detection_limit", "detection_probability",
-           "estimate_cardinality", "estimate_corrected", "estimate_fill", "estimate_paper",
+           "estimate_cardinalities", "estimate_cardinality", "estimate_corrected", "estimate_fill", "estimate_paper",
            "per_column_threshold"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from protocols.core.perturbation import debias_counts
 
-from . import moments, occupancy
+from . import likelihood, moments, occupancy
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,12 @@ class Observed:
     def second_moment(self) -> tuple[float, float]:
         """:func:`.moments.second_moment` of the columns: Ŝ₂ and its standard error."""
         return moments.second_moment(self.t_hat, self.variance, self.design.n, self.design.p, self.design.q)
+
+    @functools.cached_property
+    def equal_frequency(self) -> likelihood.EqualFrequency:
+        """:func:`.likelihood.equal_frequency_estimate` of the sums (``fill`` and ``corrected``
+        both read it)."""
+        return likelihood.equal_frequency_estimate(self.counts, self.design, self.mass, self.second_moment[0])
 
     @functools.cached_property
     def passing(self) -> np.ndarray:

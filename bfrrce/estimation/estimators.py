@@ -30,14 +30,16 @@ values, p-values and total count) and returns a :class:`.design.PointEstimate`; 
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from protocols.core.lazy import optimize, special, stats
 from protocols.errors import LDPValueError
 
-from . import bounds, likelihood, occupancy
+from . import bounds, occupancy
 from .design import Candidates, Observed, PointEstimate
 from .detection import detection_limit, detection_probability
 from .result import CardinalityEstimate, Count
@@ -110,8 +112,7 @@ def _combined(observed, visible, visible_se, visible_hash_se, details, columns):
     joint sd of it, S keeps its precision weight below V: the two then read the same occupied
     columns, and V's excess is its collision luck. Where S misses occupied columns (values near
     the detection limit, or skew), they disagree and the estimate stays at V."""
-    equal, equal_se, dispersion, fitted, occupied, occupied_se = likelihood.equal_frequency_estimate(
-        observed.counts, observed.design, observed.mass, observed.second_moment[0])
+    equal, equal_se, dispersion, fitted, occupied, occupied_se = observed.equal_frequency
     agree = False
     if equal < visible and not math.isnan(occupied):       # only S below V asks; NaN: not pinned
         found, found_se = columns()
@@ -296,10 +297,42 @@ def estimate_cardinality(observed: Observed, *, method: str, confidence: float, 
         ``confidence`` outside (0, 1), an unknown method, or no candidates for a method that
         needs them.
     """
+    return estimate_cardinalities(observed, [(method, threshold)], confidence=confidence, parameters=parameters,
+                                  candidates=candidates, degraded=degraded)[0]
+
+
+def estimate_cardinalities(observed: Observed, runs, *, confidence: float, parameters: dict,
+                           candidates: Candidates | None = None,
+                           degraded: dict | None = None) -> list[CardinalityEstimate]:
+    """:func:`estimate_cardinality` of several methods on the same sums, the bounds (which depend
+    on the sums alone) computed once.
+
+    Parameters
+    ----------
+    observed : Observed
+        The column sums and their design.
+    runs : sequence of (str, float)
+        (method, threshold) pairs.
+    confidence, parameters, candidates, degraded
+        As :func:`estimate_cardinality`.
+
+    Returns
+    -------
+    list of CardinalityEstimate
+        One per run, in order.
+
+    Raises
+    ------
+    LDPValueError
+        As :func:`estimate_cardinality`.
+    """
     if not 0 < confidence < 1:
         raise LDPValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if method not in METHODS:
-        raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
+    for method, _ in runs:
+        if method not in METHODS:
+            raise LDPValueError(f"method must be one of {METHODS}, got {method!r}")
+        if method != "fill" and (candidates is None or len(candidates.positions) == 0):
+            raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
     design, n = observed.design, observed.design.n
     alpha = (1 - confidence) / 2
     lower, low, lower_stderr = bounds.lower_bound(observed, alpha)
@@ -315,29 +348,52 @@ def estimate_cardinality(observed: Observed, *, method: str, confidence: float, 
         upper = max(upper, 1.0)
     crossed = upper < lower                       # a bound failed, or sums the model cannot give
     lower = min(lower, upper)                     # never raise an upper bound from a lower one
-    if method == "fill":
-        point = estimate_fill(observed)
-    elif candidates is None or len(candidates.positions) == 0:
-        raise LDPValueError(f"method {method!r} needs a non-empty list of candidates")
-    elif method == "corrected":
-        point = estimate_corrected(observed, candidates)
-    else:
-        point = estimate_paper(observed, candidates, threshold)
-    value, se = point.value, point.std_error
-    if method != "paper" and value <= lower:       # pinned at the bound: it has the bound's spread
-        value, se = lower, lower_stderr()
-        low["lower_stderr"] = se
-    elif method != "paper":
-        value = min(value, upper)
-    z = -float(special.ndtri((1 - confidence) / 2))
-    visible, visible_se = point.visible, point.visible_se
-    shown = Count(visible, visible_se, (max(visible - z * visible_se, 0.0), visible + z * visible_se), confidence)
     p, q, l = design.p, design.q, design.l
     limit = detection_limit(n, p, q, l)
     f50, f90 = limit[0.5], limit[0.9]
     curve = {} if math.isinf(f50) else {
         f: detection_probability(f, n, p, q, l) for f in (f50 / 4, f50 / 2, f50, f90) if math.isfinite(f)}
+    shared = _Shared((lower, upper), lower_stderr, {**low, **up, "bounds_crossed": crossed}, confidence,
+                     limit, curve, dict(parameters, n=n))
+    return [_assemble(observed, shared, method, threshold, candidates) for method, threshold in runs]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Shared:
+    """What the estimates of every method on the same sums share: the bounds, the lower bound's
+    standard error (a function: computed only for a value pinned at it), the bounds' details, the
+    level, the detection limit and curve, and the parameters shown."""
+
+    interval: tuple[float, float]
+    lower_stderr: Callable[[], float]
+    details: dict
+    confidence: float
+    limit: dict
+    curve: dict
+    parameters: dict
+
+
+def _assemble(observed: Observed, shared: _Shared, method: str, threshold: float,
+              candidates: Candidates | None) -> CardinalityEstimate:
+    """One method's :class:`CardinalityEstimate` within the bounds of :func:`estimate_cardinalities`."""
+    lower, upper = shared.interval
+    if method == "fill":
+        point = estimate_fill(observed)
+    elif method == "corrected":
+        point = estimate_corrected(observed, candidates)
+    else:
+        point = estimate_paper(observed, candidates, threshold)
+    value, se, pinned = point.value, point.std_error, {}
+    if method != "paper" and value <= lower:       # pinned at the bound: it has the bound's spread
+        value, se = lower, shared.lower_stderr()
+        pinned["lower_stderr"] = se
+    elif method != "paper":
+        value = min(value, upper)
+    z = -float(special.ndtri((1 - shared.confidence) / 2))
+    visible, visible_se = point.visible, point.visible_se
+    shown = Count(visible, visible_se, (max(visible - z * visible_se, 0.0), visible + z * visible_se),
+                  shared.confidence)
     return CardinalityEstimate(
-        float(value), float(se), (float(lower), float(upper)), confidence,
-        "the paper's threshold rule" if method == "paper" else ASSUMPTION, shown, limit, curve,
-        method, dict(parameters, n=n), {**point.details, **low, **up, "bounds_crossed": crossed})
+        float(value), float(se), (float(lower), float(upper)), shared.confidence,
+        "the paper's threshold rule" if method == "paper" else ASSUMPTION, shown, shared.limit, shared.curve,
+        method, dict(shared.parameters), {**point.details, **shared.details, **pinned})

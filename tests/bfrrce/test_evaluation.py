@@ -136,6 +136,22 @@ def test_paper_mode_writes_tables_figure_and_html(tmp_path):
     assert base64.b64decode(page.images[0].split(",", 1)[1])[:8] == PNG
 
 
+def test_methods_of_one_mechanism_read_the_same_collections():
+    """corrected and fill read the same sums in each trial (a paired comparison): their bounds are
+    the same trial by trial, so the median bounds and the coverage of their rows agree exactly,
+    while the paper's rules, on their own mechanism, read other sums."""
+    values = np.repeat(np.arange(60), 20)
+    rows = evaluate(values, [2.0, 6.0], ["corrected", "fill", "paper"], 6, candidates=np.arange(100),
+                    thresholds=("z95", "half"), progress=False)
+    assert [(r["method"], r["threshold"]) for r in rows[:4]] == [
+        ("corrected", None), ("fill", None), ("paper", "z95"), ("paper", "half")]
+    for eps in (0, 4):
+        corrected, fill, z95, half = rows[eps:eps + 4]
+        keys = ("median_lower", "median_upper", "coverage", "L", "l")
+        assert [corrected[k] for k in keys] == [fill[k] for k in keys]
+        assert (z95["median_lower"], z95["median_upper"]) == (half["median_lower"], half["median_upper"])
+
+
 def test_evaluate_is_reproducible():
     a = run(["evaluate", "--trials", "2", "--epsilons", "2", "--methods", "fill"])[1]
     b = run(["evaluate", "--trials", "2", "--epsilons", "2", "--methods", "fill"])[1]

@@ -300,3 +300,28 @@ def test_item_estimate_stays_in_its_interval_on_impossible_sums(fill):
     est = mech.estimate(ColumnSums(mech, np.full(mech.L, fill * n), n))
     assert 0 <= est.lower <= est.value <= est.upper
     assert math.isfinite(est.value) and math.isfinite(est.std_error) and est.std_error >= 0
+
+
+def test_several_methods_on_the_same_sums_read_one_set_of_bounds():
+    """estimate_cardinalities gives each method what estimate_cardinality gives it alone (a value
+    pinned at the lower bound included), with the bounds computed once."""
+    from bfrrce.estimation import Observed, estimate_cardinalities, estimate_cardinality
+
+    values = np.repeat(np.arange(400), 5)
+    for eps, l in ((1.0, 1), (4.0, 2)):
+        mech = BFRRCE(epsilon=eps, L=512, l=l)
+        agg = mech.simulate(values, rng=np.random.default_rng(11))
+        candidates = mech.hash_candidates(np.arange(600))
+        runs = [("corrected", 0.5), ("fill", 0.5), ("paper", 3.0), ("paper", 0.0)]
+        kwargs = dict(confidence=0.9, parameters=mech.parameters, candidates=candidates,
+                      degraded=mech.degraded_laws(agg.n))
+        together = estimate_cardinalities(Observed(agg.counts, mech.design(agg.n)), runs, **kwargs)
+        for (method, threshold), got in zip(runs, together):
+            alone = estimate_cardinality(Observed(agg.counts, mech.design(agg.n)), method=method,
+                                         threshold=threshold, **kwargs)
+            assert (got.value, got.std_error, got.interval, got.method) == \
+                (alone.value, alone.std_error, alone.interval, alone.method)
+            assert got.details.keys() == alone.details.keys()
+    with pytest.raises(LDPValueError, match="candidates"):
+        estimate_cardinalities(Observed(agg.counts, mech.design(agg.n)), [("fill", 0.5), ("corrected", 0.5)],
+                               confidence=0.9, parameters={})
