@@ -595,11 +595,13 @@ def combined_weight(inner_var: float, direct_var: float) -> float:
     return direct_var / total if total > 0 else 1.0
 
 
-def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> float:
+def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float, full_only: bool = False) -> float:
     """Upper confidence bound on the value slots (a value in a column) that ``inside`` columns
     can hold when D = ``values`` values are hashed l times each: Σ_{m>=1} min(|H|, C_m⁺), C_m
     the columns holding at least m slots, whose indicators are negatively associated
-    (Joag-Dev & Proschan 1983), so a binomial quantile bounds C_m (Bonferroni over m)."""
+    (Joag-Dev & Proschan 1983), so a binomial quantile bounds C_m (Bonferroni over m). With
+    ``full_only``, only the terms m whose mean L·Pr[N >= m] is at least |H| (each |H|, no
+    quantile needed): a lower bound on the bound, cheaper by the quantiles."""
     lam = l * values / L
     top = int(lam + 10 * math.sqrt(lam) + 10)
     if top > MAX_SLOT_TERMS:              # the fullest column, by a union bound over the L columns
@@ -607,6 +609,8 @@ def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> fl
     tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
     tail = tail[L * tail > alpha / top]   # Pr[C_m >= 1] <= L·Pr[N >= m] <= α/top: C_m⁺ = 0
     full = L * tail >= inside             # the quantile is at least the mean: min(|H|, ·) = |H|
+    if full_only:
+        return float(inside * np.count_nonzero(full))
     quantile = occupancy.binomial_upper(alpha / top, L, tail[~full])
     return float(inside * np.count_nonzero(full) + np.sum(np.minimum(inside, quantile)))
 
@@ -669,13 +673,18 @@ def slots_excess(users_out, inside: int, L: int, l: int, alpha: float) -> Callab
     Returns
     -------
     callable
-        D ↦ the excess.
+        D ↦ the excess, or where it is not positive possibly a number between it and 0 (the
+        excess with only the slots' terms that need no quantile, :func:`_slots_upper`: the sign,
+        all that the searches read, is exact either way, and most of them end there).
     """
     bound = users_out if callable(users_out) else (lambda d, u=users_out: u)
 
     def excess(d):
-        return l * d - _repeats_upper(d, L, l, alpha / 2) - _slots_upper(d, inside, L, l, alpha / 2) \
-            - max(bound(d), 0.0)
+        repeats, users = _repeats_upper(d, L, l, alpha / 2), max(bound(d), 0.0)
+        at_least = l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2, full_only=True) - users
+        if at_least <= 0:             # IEEE subtraction is monotone: the excess is at most this
+            return at_least
+        return l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2) - users
 
     return excess
 

@@ -534,3 +534,18 @@ def test_empty_column_cross_is_the_covariance_of_the_direct_reading_with_the_win
         assert below + b0 * window > 0
         assert abs(product.mean() - (below + b0 * window)) <= 5 * product.std() / math.sqrt(c.size)
         assert abs(np.mean(e * (c > tau) * a) - above) <= 5 * np.std(e * (c > tau) * a) / math.sqrt(c.size)
+
+
+def test_slots_excess_reads_the_quantiles_only_where_its_sign_needs_them():
+    """slots_excess skips the slots' binomial quantiles where the terms that need none already make
+    it non-positive: its sign is that of the full excess at every D, and its value is the full
+    excess wherever that is positive."""
+    for inside, L, l, users in ((300, 1024, 1, 200.0), (900, 1024, 1, 50.0), (150, 4096, 2, 4000.0),
+                                (40, 65536, 3, 10.0), (1000, 1024, 1, lambda d: 0.1 * d)):
+        excess = bounds.slots_excess(users, inside, L, l, 0.002)
+        for d in np.geomspace(1, 2e6, 60):
+            u = users(d) if callable(users) else users
+            full = l * d - bounds._repeats_upper(d, L, l, 0.001) - bounds._slots_upper(d, inside, L, l, 0.001) - u
+            got = excess(d)
+            assert (got > 0) == (full > 0)
+            assert got == full if full > 0 else full <= got <= 0
