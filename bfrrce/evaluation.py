@@ -6,9 +6,9 @@ trials with lower <= D <= upper. The methods that read the same reports (``corre
 ``fill``; the paper's rules) read the same collection in each trial, a paired comparison whose
 bounds are computed once: trial t at the i-th ε draws it from the stream
 ``numpy.random.default_rng([seed, i, j, t])``, j the index of the group's first method, so a
-table is reproducible from its seed. ``simulate="binomial"`` draws the column sums exactly in distribution from the users per
-column t_j, computed once per (L, l, seed) from the distinct values and their multiplicities;
-``"exact"`` privatizes every report.
+table is reproducible from its seed. ``simulate="binomial"`` draws the column sums exactly in
+distribution from the users per column t_j, computed once per (L, l, seed) from the distinct
+values and their multiplicities; ``"exact"`` privatizes every report.
 
 Methods
 -------

@@ -138,8 +138,8 @@ def test_paper_mode_writes_tables_figure_and_html(tmp_path):
 
 def test_methods_of_one_mechanism_read_the_same_collections():
     """corrected and fill read the same sums in each trial (a paired comparison): their bounds are
-    the same trial by trial, so the median bounds and the coverage of their rows agree exactly,
-    while the paper's rules, on their own mechanism, read other sums."""
+    the same trial by trial, so the median bounds and the coverage of their rows agree exactly;
+    the paper's rules likewise share their own mechanism's sums."""
     values = np.repeat(np.arange(60), 20)
     rows = evaluate(values, [2.0, 6.0], ["corrected", "fill", "paper"], 6, candidates=np.arange(100),
                     thresholds=("z95", "half"), progress=False)

@@ -308,6 +308,7 @@ def test_several_methods_on_the_same_sums_read_one_set_of_bounds():
     from bfrrce.estimation import Observed, estimate_cardinalities, estimate_cardinality
 
     values = np.repeat(np.arange(400), 5)
+    pinned = []
     for eps, l in ((1.0, 1), (4.0, 2)):
         mech = BFRRCE(epsilon=eps, L=512, l=l)
         agg = mech.simulate(values, rng=np.random.default_rng(11))
@@ -322,6 +323,8 @@ def test_several_methods_on_the_same_sums_read_one_set_of_bounds():
             assert (got.value, got.std_error, got.interval, got.method) == \
                 (alone.value, alone.std_error, alone.interval, alone.method)
             assert got.details.keys() == alone.details.keys()
+            pinned.append("lower_stderr" in got.details)
+    assert any(pinned) and not all(pinned)          # both branches of the pinning are compared
     with pytest.raises(LDPValueError, match="candidates"):
         estimate_cardinalities(Observed(agg.counts, mech.design(agg.n)), [("fill", 0.5), ("corrected", 0.5)],
                                confidence=0.9, parameters={})
