@@ -50,6 +50,7 @@ from .bloom import MAX_L
 from .estimation import CardinalityEstimate
 from .estimation.result import Count, identified
 from .identity import batch_sums
+from .nelder_mead import minimize_together, nelder_mead
 from .poisoning import weight_pmf
 from .set_bounds import union_bounds
 from .sums import MAX_REPORTS, ColumnSums, check_column_sums
@@ -60,6 +61,7 @@ TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
 SIZE_GROUPS = 32         # party sizes: this many slices of the Gamma population (k slices where k is smaller)
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
+SEARCHED_AHEAD = 4       # grid points beyond each bracket of the interval searched in the same batch
 THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
 BIN_SIGMAS = 3           # sums of a level are grouped in bins of (noise sd)/3 (read at their mean)
 EXACT_RATE = 4.0         # universe items per cell up to which the sum over M is exact ...
@@ -676,15 +678,15 @@ class SetSketch(Mechanism):
 class _ProfileLikelihood:
     """ℓ(N) = max over a nuisance grid of ℓ(N, θ), maximised and inverted on zooming grids of
     log N; subclasses give ``loglik(union, *θ)``, ``nuisance()`` (a coarse grid of θ) and
-    ``near(*θ)`` (a local grid), and may ``refine`` the profile off the grid."""
+    ``near(*θ)`` (a local grid), and may search off the grid (``minima``)."""
 
     sketch: SetSketch
     k: int
 
-    def refine(self, grid, ll, points, where):
-        """The profile at the log N of ``grid`` where ``where`` holds, maximised over θ beyond
-        the grid points ``points`` (default: as it is)."""
-        return ll
+    def minima(self, grid, points, indices) -> dict:
+        """{j: the least −ℓ(N, θ) found off the grid at log N = grid[j] from θ = points[j]} for
+        the j of ``indices`` (default: none, the profile stays as it is on the grid)."""
+        return {}
 
     def logliks(self, union: np.ndarray, grid: list) -> np.ndarray:
         """ℓ(N, θ) for every θ of ``grid`` (rows) and N of ``union`` (columns)."""
@@ -727,7 +729,9 @@ class _ProfileLikelihood:
         which = np.concatenate([np.zeros(outside.sum(), int), which])[order]
         points = [nuisance[j] for j in which]
         refined = ll >= ll.max() - threshold / 2 - 3.0
-        ll = self.refine(grid, ll, points, refined)
+        band = np.flatnonzero(refined)
+        minima = self.minima(grid, points, _ahead(range(band[0], band[-1] + 1), refined, int(np.argmax(ll)), {}))
+        ll = _lifted(ll, minima, refined)
         while True:                             # refine the grid points that bracket the crossings too
             i = int(np.argmax(ll))
             cut = max(ll[i], zero) - threshold / 2
@@ -740,7 +744,10 @@ class _ProfileLikelihood:
                     todo[j + step] = True
             if not todo.any():
                 break
-            ll, refined = self.refine(grid, ll, points, todo), refined | todo
+            missing = [j for j in np.flatnonzero(todo) if j not in minima]
+            if missing:
+                minima.update(self.minima(grid, points, _ahead(missing, refined | todo, i, minima)))
+            ll, refined = _lifted(ll, minima, todo), refined | todo
         best = max(ll[i], zero)
         value = 0.0 if zero >= ll[i] else math.exp(_vertex(grid, ll, i))
         cut = best - threshold / 2
@@ -809,19 +816,25 @@ class _Overlap(_ProfileLikelihood):
         return per_level[:, self.level]
 
     def _table(self, rho):
-        """Per ρ (kept for the estimate: Nelder–Mead visits new ρ each step) the table of
-        :meth:`_poisson_mixture`: log Bin(c; k, x_M) − ln M! = c·(ln x_M − ln(1 − x_M)) +
-        k·ln(1 − x_M) − ln M! at the distinct sums (distinct sums × M = 0 … 23), scaled by
-        ``top`` (its bound over x in [q, p])."""
+        """Per ρ (kept for the estimate) the table of :meth:`_poisson_mixture`
+        (:meth:`_binomial_entries`)."""
         table = self._tables.get(rho)
         if table is None:
             if len(self._tables) >= TABLES_KEPT:
                 self._tables.clear()
-            x = self.sketch.q + (self.sketch.p - self.sketch.q) * -np.expm1(TERMS * math.log1p(-rho))
-            entries = np.multiply.outer(self.sums, np.log(x) - np.log1p(-x))
-            entries += self.k * np.log1p(-x) - LOG_FACTORIALS
-            table = self._tables[rho] = self._mixture_table(entries, self.top)
+            table = self._tables[rho] = self._mixture_table(self._binomial_entries([rho])[0], self.top)
         return table
+
+    def _binomial_entries(self, rho):
+        """log Bin(c; k, x_M) − log C(k, c) − ln M! = c·(ln x_M − ln(1 − x_M)) + k·ln(1 − x_M) −
+        ln M! at the distinct sums, x_M = q + (p − q)(1 − (1 − ρ)^M), per ρ of ``rho``
+        (ρ × distinct sums × M = 0 … 23); scaled by ``top`` in the tables (its bound over x in
+        [q, p])."""
+        sk = self.sketch
+        x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * np.array([math.log1p(-r) for r in rho])[:, None])
+        entries = self.sums[:, None] * (np.log(x) - np.log1p(-x))[:, None, :]
+        entries += (self.k * np.log1p(-x) - LOG_FACTORIALS)[:, None, :]
+        return entries
 
     def _holders_table(self, holders):
         """Per h, the table of :meth:`_poisson_mixture`: log Pr[c | M items, each held by h
@@ -842,40 +855,40 @@ class _Overlap(_ProfileLikelihood):
 
     def _mixture_table(self, entries, top):
         """A table of :meth:`_poisson_mixture` from log T_M(c) − ln M! at the distinct sums
-        (sums × M) and a per-sum scale ``top``: (those entries and a last column, log Bin(c; k, p)
-        − log C(k, c) of the common items, the same exponentiated relative to the scale (raised
-        to that column where it is larger), the scale, and a dict for the scaled entries read at
-        every bin, filled when a call needs them)."""
-        entries = np.column_stack([entries, self.common_sums])
+        (sums × M, or a stack of them) and a per-sum scale ``top``: (those entries and a last
+        column, log Bin(c; k, p) − log C(k, c) of the common items, the same exponentiated
+        relative to the scale (raised to that column where it is larger), the scale, and a dict
+        for the scaled entries read at every bin, filled when a call needs them)."""
+        common = np.broadcast_to(self.common_sums[:, None], entries.shape[:-1] + (1,))
+        entries = np.concatenate([entries, common], axis=-1)
         top = np.maximum(top, self.common_sums)
         return entries, _exp_scaled(entries - top[:, None]), top, {}
 
-    def _poisson_mixture(self, rate, shared, table, log_keep, exact_rate):
+    def _poisson_mixture(self, rate, shared, table, log_keep, exact_rate, by_row):
         """log[e^{−shared}·Σ_M Pois(M; rate)·T_M(c) + (1 − e^{−shared})·Bin(c; k, p)] (without
         log C(k, c)) at every (rate, shared) of (E, levels), for every sum: (E, sums), ``table``
         of :meth:`_table` or :meth:`_holders_table` (:meth:`_mixture_table`; the common items,
-        rate ``shared``, are its last column). Exact over its M where the rate is at most
-        ``exact_rate`` (the Poisson mass beyond is below e^-9): the weights and the table, each
-        scaled, in one matrix product (for one N, over the distinct sums × levels) or one per
-        level (the few sums where the product underflows, below ``UNDERFLOW``, are summed in
-        logarithms); above, a Gauss–Hermite quadrature of the normal approximation of the
-        Poisson law, each party holding the cell with probability 1 − e^{M·log_keep}
-        (:meth:`_quadrature`)."""
+        rate ``shared``, are its last column), or those of one ρ per row stacked (entries and
+        scaled entries (E, sums, M + 1); ``log_keep`` one or one per row). Exact over its M where
+        the rate is at most ``exact_rate`` (the Poisson mass beyond is below e^-9): the weights
+        and the table, each scaled, in one matrix product per row over the distinct sums × levels
+        (``by_row``: rows of one N each) or one per level over the bins (the few sums where the
+        product underflows, below ``UNDERFLOW``, are summed in logarithms); above, a
+        Gauss–Hermite quadrature of the normal approximation of the Poisson law, each party
+        holding the cell with probability 1 − e^{M·log_keep} (:meth:`_quadrature`)."""
         entries, scaled, top, at_bins = table
-        log_weight = np.empty((scaled.shape[1],) + rate.shape)
-        np.multiply.outer(np.arange(scaled.shape[1] - 1), np.log(np.maximum(rate, TINY_RATE)), out=log_weight[:-1])
+        log_weight = np.empty((scaled.shape[-1],) + rate.shape)
+        np.multiply.outer(np.arange(scaled.shape[-1] - 1), np.log(np.maximum(rate, TINY_RATE)), out=log_weight[:-1])
         log_weight[:-1] -= rate + shared
         with np.errstate(divide="ignore"):
             np.log(-np.expm1(-shared), out=log_weight[-1])
         weight_top = log_weight.max(axis=0)                                       # (M, E, levels) above
         weight = _exp_scaled(log_weight - weight_top)
-        if rate.shape[0] == 1:
-            total = (scaled @ weight[:, 0, :])[self.sum_index, self.level][None, :]
+        if by_row:
+            total = np.matmul(scaled, np.ascontiguousarray(weight.transpose(1, 0, 2)))[:, self.sum_index, self.level]
         else:
             total = np.empty((rate.shape[0], self.c.size))
-            bins = at_bins.get("scaled")
-            if bins is None:                                     # once per table, where a call needs it
-                bins = at_bins["scaled"] = scaled[self.sum_index]
+            bins = self._at_bins(scaled, at_bins)
             for g, sums in self.levels:
                 np.matmul(bins[sums], weight[:, :, g], out=total[:, sums].T)
         with np.errstate(divide="ignore"):
@@ -888,11 +901,20 @@ class _Overlap(_ProfileLikelihood):
         underflow &= ~quadrature
         if underflow.any():
             rows, cols = np.nonzero(underflow)
-            out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + entries[self.sum_index[cols]].T)
+            at = entries[self.sum_index[cols]] if entries.ndim == 2 else entries[rows, self.sum_index[cols]]
+            out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + at.T)
         if cells.any():                                              # the quadrature's entries only
-            out[quadrature] = self._quadrature(rate[cells], shared[cells], log_keep,
+            out[quadrature] = self._quadrature(rate[cells], shared[cells], np.broadcast_to(log_keep, cells.shape)[cells],
                                                np.broadcast_to(self.level_bins, cells.shape)[cells], quadrature)
         return out
+
+    def _at_bins(self, scaled, at_bins):
+        """A table's scaled entries read at every bin (bins, M + 1), kept in its dict once a call
+        needs them."""
+        bins = at_bins.get("scaled")
+        if bins is None:
+            bins = at_bins["scaled"] = scaled[self.sum_index]
+        return bins
 
     def _quadrature(self, rate, shared, log_keep, runs, entries):
         """The Gauss–Hermite sum of :meth:`_poisson_mixture` at cells of Poisson rates ``rate``
@@ -928,17 +950,41 @@ class _Overlap(_ProfileLikelihood):
         """ℓ(N, s, ρ, κ, h) at each N of ``union`` (any N >= 0), up to a constant, s one share
         or one per N; h > 0: the private items are each held by exactly h parties drawn at
         random (ρ, κ not used)."""
+        return self._cell_logliks(union, share, [rho], [shape], holders, union.size == 1) @ self.weight
+
+    def loglik_rows(self, union: np.ndarray, share, rho, shape, holders) -> np.ndarray:
+        """ℓ(N_i, s_i, ρ_i, κ_i, h_i) for rows i of one N and one θ each (Nelder–Mead's points,
+        evaluated together by family: each h, then ρ in (0, 1), ρ = 0 and ρ = 1). Each row's
+        value is :meth:`loglik`'s at its N and θ alone to the last bit: the same operations,
+        stacked (matrix products one per row)."""
+        out = np.empty(union.size)
+        families: dict = {}
+        for i, (r, h) in enumerate(zip(rho, holders)):
+            families.setdefault(("holders", h) if h else ("rho", 0.0 if r == 0 else 0.5 if r < 1 else 1.0), []).append(i)
+        share, rho, shape = np.asarray(share, float), np.asarray(rho, float), np.asarray(shape, float)
+        for (family, h), rows in families.items():
+            cells = self._cell_logliks(union[rows], share[rows], rho[rows], shape[rows],
+                                       h if family == "holders" else 0, True)
+            out[rows] = np.matmul(np.ascontiguousarray(cells)[:, None, :], self.weight)[:, 0]
+        return out
+
+    def _cell_logliks(self, union, share, rho, shape, holders, by_row):
+        """log Pr[c] (without log C(k, c)) of every bin at each N of ``union`` (E, bins): s one or
+        one per N; ρ and κ one value, or one per N (``by_row``, all of one family: ρ in (0, 1),
+        ρ = 0 or ρ = 1); ``by_row``: each N a row of its own (:meth:`_poisson_mixture`)."""
         sk, k = self.sketch, self.k
         lam = np.outer(union, self.rate)                         # (E, levels)
         share = np.reshape(share, (-1, 1))
         rest, shared = (1 - share) * lam, share * lam
         if holders:                                              # exactly h holders each, exact up to 31 items
             return self._poisson_mixture(rest, shared, self._holders_table(holders), math.log1p(-holders / k),
-                                         HOLDER_EXACT_RATE) @ self.weight
-        if 0 < rho < 1:
-            return self._poisson_mixture(rest / -math.expm1(k * math.log1p(-rho)), shared, self._table(rho),
-                                         math.log1p(-rho), EXACT_RATE) @ self.weight
-        if rho == 0:                                             # parties' sizes from slices of Gamma(κ), mean rest/k
+                                         HOLDER_EXACT_RATE, by_row)
+        if 0 < rho[0] < 1:
+            keep = np.array([math.log1p(-r) for r in rho])[:, None]
+            within = np.array([-math.expm1(k * math.log1p(-r)) for r in rho])[:, None]
+            table = self._table(rho[0]) if len(rho) == 1 else self._mixture_table(self._binomial_entries(rho), self.top)
+            return self._poisson_mixture(rest / within, shared, table, keep, EXACT_RATE, by_row)
+        if rho[0] == 0:                                          # parties' sizes from slices of Gamma(κ), mean rest/k
             x = sk.q + (sk.p - sk.q) * _held(rest, k, shape)
             own = self.c * self._at_sums(np.log(x)) + (k - self.c) * self._at_sums(np.log1p(-x))
         else:
@@ -948,20 +994,21 @@ class _Overlap(_ProfileLikelihood):
             with np.errstate(divide="ignore"):
                 common = np.log(-np.expm1(-shared))
             own = _logaddexp(self._at_sums(common) + self.common, own - self._at_sums(shared))
-        return own @ self.weight
+        return own
 
-    def refine(self, grid, ll, points, where):
+    def minima(self, grid, points, indices) -> dict:
         """Nelder–Mead over (s, log ρ), (s, 1/κ) or s (h fixed) from each grid point's best
-        (s, ρ, κ, h)."""
+        (s, ρ, κ, h), ``REFINE_EVALUATIONS`` evaluations each, the searches side by side
+        (:func:`bfrrce.nelder_mead.minimize_together`: one :meth:`loglik_rows` per step
+        evaluates a point of each); none for one party."""
         if self.k == 1:
-            return ll
-        out = ll.copy()
-        for j in np.flatnonzero(where):
-            union = np.exp(grid[j:j + 1])
+            return {}
+        searches, thetas = {}, {}
+        for j in indices:
             share, rho, shape, holders = points[j]
             inward = -0.05 if share > 0.5 else 0.05             # a step that stays inside s in [0, 1]
             if holders:
-                start, simplex = [share], [[share], [share + inward]]
+                simplex = [[share], [share + inward]]
 
                 def theta(x, h=holders):
                     return min(1.0, max(0.0, x[0])), 0.0, math.inf, h
@@ -977,11 +1024,12 @@ class _Overlap(_ProfileLikelihood):
                     def theta(x):
                         return min(1.0, max(0.0, x[0])), 0.0, (1 / x[1] if x[1] > 1e-9 else math.inf), 0
                 simplex = [start, [start[0] + inward, start[1]], [start[0], start[1] + 0.3]]
-            fit = optimize.minimize(lambda x, union=union, theta=theta: -float(self.loglik(union, *theta(x))[0]),
-                                    start, method="Nelder-Mead",
-                                    options={"maxfev": REFINE_EVALUATIONS, "initial_simplex": simplex})
-            out[j] = max(out[j], -fit.fun)
-        return out
+            searches[j], thetas[j] = nelder_mead(simplex, REFINE_EVALUATIONS), theta
+
+        def evaluate(rows, xs):
+            union = np.exp(grid[rows])
+            return -self.loglik_rows(union, *zip(*(thetas[j](x) for j, x in zip(rows, xs))))
+        return minimize_together(searches, evaluate)
 
     def nuisance(self) -> list:
         """The coarse grid of (s, ρ, κ, h): one point for one party."""
@@ -1096,26 +1144,43 @@ def _sum_given_holding(k: int, p: float, q: float, rows: int) -> np.ndarray:
 @functools.lru_cache(maxsize=64)
 def _slice_sizes(groups: int, shape: float) -> np.ndarray:
     """Relative sizes w (mean 1) of ``groups`` equal-probability slices of a Gamma(κ) population
-    of parties, each its slice's mean: w_j = groups·(F_{κ+1}(b_j) − F_{κ+1}(a_j)), (a_j, b_j) the
-    Gamma(κ) quantiles (j − 1)/groups and j/groups (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a)
-    for W of mean 1). So w_j <= groups: the largest slice holds at most everything."""
+    of parties (:func:`_slice_sizes_of` of one κ, kept)."""
+    return _slice_sizes_of(groups, np.array([shape]))[0]
+
+
+def _slice_sizes_of(groups: int, shape: np.ndarray) -> np.ndarray:
+    """Relative sizes w (mean 1) of ``groups`` equal-probability slices of a Gamma(κ) population
+    of parties, each its slice's mean, per κ of ``shape`` (rows): w_j = groups·(F_{κ+1}(b_j) −
+    F_{κ+1}(a_j)), (a_j, b_j) the Gamma(κ) quantiles (j − 1)/groups and j/groups
+    (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a) for W of mean 1). So w_j <= groups: the
+    largest slice holds at most everything."""
+    shape = shape[:, None]
     edges = special.gammaincinv(shape, np.arange(groups + 1) / groups)      # κ·(quantiles of W)
-    return groups * np.diff(special.gammainc(shape + 1, edges))
+    return groups * np.diff(special.gammainc(shape + 1, edges), axis=-1)
 
 
-def _held(rest: np.ndarray, k: int, shape: float) -> np.ndarray:
+def _held(rest: np.ndarray, k: int, shape) -> np.ndarray:
     """The mean over k parties of Pr[a party holds an item of a cell] where disjoint private
     items (rate ``rest`` per cell) are spread over parties of fixed relative sizes w_j:
     mean_j (1 − e^{−rest·w_j/k}), w the mean sizes of ``SIZE_GROUPS`` equal slices of a
-    Gamma(κ) population (:func:`_slice_sizes`; κ = ∞: equal sizes, 1 − e^{−rest/k}). The
-    sizes are the parties' own, the same in every cell, so however unequal they are, the mean
-    number of holders of a cell is at least 1 − e^{−rest} (1 − e^{−x} is subadditive and
-    Σ_j w_j/k = 1): the unseen items this family can add are bounded (a size drawn anew per
-    cell, 1 − (1 + rest/(kκ))^{−κ}, let κ → 0 hide any number)."""
-    if math.isinf(shape):
-        return -np.expm1(-rest / k)
-    w = _slice_sizes(min(k, SIZE_GROUPS), shape)
-    return -np.expm1(np.multiply.outer(rest, -w / k)).mean(axis=-1)
+    Gamma(κ) population (:func:`_slice_sizes`; κ = ∞: equal sizes, 1 − e^{−rest/k}); κ one
+    value or a sequence of one per row of ``rest``. The sizes are the parties' own, the same
+    in every cell, so however unequal they are, the mean number of holders of a cell is at
+    least 1 − e^{−rest} (1 − e^{−x} is subadditive and Σ_j w_j/k = 1): the unseen items this
+    family can add are bounded (a size drawn anew per cell, 1 − (1 + rest/(kκ))^{−κ}, let
+    κ → 0 hide any number)."""
+    shape = np.asarray(shape, float)
+    if shape.ndim == 0 or shape.size == 1:
+        shape = float(shape.ravel()[0])
+        if math.isinf(shape):
+            return -np.expm1(-rest / k)
+        return -np.expm1(np.multiply.outer(rest, -_slice_sizes(min(k, SIZE_GROUPS), shape) / k)).mean(axis=-1)
+    finite = np.isfinite(shape)
+    out = -np.expm1(-rest / k)
+    if finite.any():
+        w = _slice_sizes_of(min(k, SIZE_GROUPS), shape[finite])
+        out[finite] = -np.expm1(rest[finite][:, :, None] * (-w / k)[:, None, :]).mean(axis=-1)
+    return out
 
 
 def _cut(confidence: float, parties: int, nuisance: int) -> float:
@@ -1179,6 +1244,29 @@ def _exp_scaled(a):
     np.exp(a, out=a)
     a *= kept
     return a
+
+
+def _ahead(indices, done, centre, known):
+    """The grid indices of ``indices`` and, beyond each away from index ``centre``, the next
+    ``SEARCHED_AHEAD`` that are not ``done`` (a mask), less those in ``known``: the points the
+    crossing search of :meth:`_ProfileLikelihood.solve` may ask for next (each refined point
+    lifts ℓ, and where it rises above the cut the next point out brackets the crossing),
+    searched in the same batch."""
+    out = set(int(j) for j in indices)
+    for j in indices:
+        step = -1 if j < centre else 1
+        out.update(t for t in range(j + step, j + step * (SEARCHED_AHEAD + 1), step)
+                   if 0 <= t < done.size and not done[t])
+    return sorted(out - set(known))
+
+
+def _lifted(ll, minima, where):
+    """ℓ raised to the searches' maxima −minima[j] at the indices where ``where`` holds."""
+    out = ll.copy()
+    for j in np.flatnonzero(where):
+        if j in minima:
+            out[j] = max(out[j], -minima[j])
+    return out
 
 
 def _vertex(grid, ll, i):

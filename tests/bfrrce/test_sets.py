@@ -304,3 +304,27 @@ def test_items_each_held_by_h_parties(holders):
     assert sum(e.details["holders"] == holders for e in estimates) >= 5
     assert sum(e.details["model_interval"][0] <= truth <= e.details["model_interval"][1] for e in estimates) >= 5
     assert all(e.lower <= truth <= e.upper for e in estimates)
+
+
+@pytest.mark.parametrize("parties", [6, 300])
+def test_likelihood_rows_together_are_the_rows_alone(parties):
+    """Nelder–Mead's points are evaluated together (bfrrce.sets._Overlap.loglik_rows: one N and
+    one θ per row, grouped by family, matrix products one per row): each row equals loglik at its
+    N and θ alone to the last bit, in every family (ρ in (0, 1), ρ = 0 with equal or Gamma sizes,
+    ρ = 1, exact holders), with shares 0 and above, at unions small and large enough for the
+    quadrature."""
+    from bfrrce.sets import _Overlap
+    sk = SetSketch(epsilon=1.0, buckets=256, levels=12)
+    rng = np.random.default_rng(parties)
+    counts = rng.binomial(parties, rng.uniform(sk.q, sk.p, size=(12, 256)))
+    model = _Overlap(sk, counts, parties)
+    rows = 48
+    family = np.arange(rows) % 4
+    union = np.exp(rng.uniform(math.log(5.0), math.log(5e5), rows))
+    share = np.where(rng.random(rows) < 0.3, 0.0, rng.random(rows))
+    rho = np.select([family == 0, family == 2], [rng.uniform(1e-3, 0.99, rows), 1.0], 0.0)
+    shape = np.where((family == 1) & (rng.random(rows) < 0.6), rng.uniform(0.1, 5.0, rows), math.inf)
+    holders = np.where(family == 3, rng.choice([2, 3, 5], rows), 0)
+    together = model.loglik_rows(union, share, rho, shape, holders)
+    alone = [model.loglik(union[i:i + 1], share[i], rho[i], shape[i], holders[i])[0] for i in range(rows)]
+    assert np.array_equal(together, alone)
