@@ -10,7 +10,7 @@ the points, and returns the value, that scipy's would (``tests/bfrrce/test_nelde
 References
 ----------
 J. A. Nelder, R. Mead, "A simplex method for function minimization", The Computer Journal 7(4),
-1965; F. Gao, L. Han, Computational Optimization and Applications 51(1), 2012 (scipy's form).
+1965 (scipy's ``_minimize_neldermead`` with ``adaptive=False`` is the form followed here).
 """
 
 from __future__ import annotations

@@ -729,7 +729,7 @@ class _ProfileLikelihood:
         which = np.concatenate([np.zeros(outside.sum(), int), which])[order]
         points = [nuisance[j] for j in which]
         refined = ll >= ll.max() - threshold / 2 - 3.0
-        band = np.flatnonzero(refined)
+        band = np.flatnonzero(refined)          # searched with the points between and beyond it
         minima = self.minima(grid, points, _ahead(range(band[0], band[-1] + 1), refined, int(np.argmax(ll)), {}))
         ll = _lifted(ll, minima, refined)
         while True:                             # refine the grid points that bracket the crossings too
