@@ -95,7 +95,7 @@ def nelder_mead(simplex: Iterable, evaluations: int) -> Generator[tuple, float, 
                     f_contracted = yield from point(contracted)
                     shrink = not f_contracted <= f_reflected
                 else:                                   # inside contraction
-                    contracted = tuple((1 - CONTRACT) * u + CONTRACT * v for u, v in zip(centre, sim[-1]))
+                    contracted = combine(1 - CONTRACT, centre, CONTRACT, sim[-1])
                     f_contracted = yield from point(contracted)
                     shrink = not f_contracted < fsim[-1]
                 if not shrink:

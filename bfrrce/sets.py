@@ -1170,17 +1170,22 @@ def _held(rest: np.ndarray, k: int, shape) -> np.ndarray:
     family can add are bounded (a size drawn anew per cell, 1 − (1 + rest/(kκ))^{−κ}, let
     κ → 0 hide any number)."""
     shape = np.asarray(shape, float)
-    if shape.ndim == 0 or shape.size == 1:
-        shape = float(shape.ravel()[0])
-        if math.isinf(shape):
+    if shape.size == 1:                  # one κ for every row: its slices kept (_slice_sizes)
+        kappa = float(shape.ravel()[0])
+        if math.isinf(kappa):
             return -np.expm1(-rest / k)
-        return -np.expm1(np.multiply.outer(rest, -_slice_sizes(min(k, SIZE_GROUPS), shape) / k)).mean(axis=-1)
+        return _mean_held(rest, _slice_sizes(min(k, SIZE_GROUPS), kappa), k)
     finite = np.isfinite(shape)
     out = -np.expm1(-rest / k)
     if finite.any():
-        w = _slice_sizes_of(min(k, SIZE_GROUPS), shape[finite])
-        out[finite] = -np.expm1(rest[finite][:, :, None] * (-w / k)[:, None, :]).mean(axis=-1)
+        out[finite] = _mean_held(rest[finite], _slice_sizes_of(min(k, SIZE_GROUPS), shape[finite])[:, None, :], k)
     return out
+
+
+def _mean_held(rest: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    """mean_j (1 − e^{−rest·w_j/k}) over the last axis of the slice sizes ``w`` (broadcast
+    against ``rest`` with a last axis added)."""
+    return -np.expm1(rest[..., None] * (-w / k)).mean(axis=-1)
 
 
 def _cut(confidence: float, parties: int, nuisance: int) -> float:
