@@ -821,9 +821,15 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
     best, a = cap, alpha / len(CERTIFY_MASSES)
     if inside >= L or not math.isfinite(cap) or users_out < 0:
         return best
+    # every split's heavy bound is at least that of |H| columns (>= |H|/l), its rate at least |H|/L: where
+    # the first split's test below fails at those, it fails for every F (the result is the cap)
+    spread = users_out / (l * (1 - inside / L))
+    if (inside + users_out) / l >= best or inside / l + spread - 1 >= best:
+        return best
+    fewest = float(occupancy.values_upper_by_collisions(inside, L, l, a / 4))
     for share in CERTIFY_MASSES:
         light = max(share * at_threshold, 1.0)
-        if (inside + users_out) / l >= best:            # at least |H|/l + U/l
+        if (inside + users_out) / l >= best or fewest + spread - 1 >= best:
             continue
         crowded = int(light_only_columns(inside_counts, light, cap, n=n, p=p, q=q, L=L, l=l, alpha=a / 4))
         worst, splits = 0.0, np.linspace(0.0, users_out, CERTIFY_SPLITS + 1 if users_out > 0 else 2)
@@ -833,7 +839,7 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
             if occupied >= L:
                 worst = math.inf
                 break
-            heavy = float(occupancy.values_upper_by_collisions(occupied, L, l, a / 4))
+            heavy = fewest if occupied == inside else float(occupancy.values_upper_by_collisions(occupied, L, l, a / 4))
             if heavy + light_out / (l * (1 - rate)) - 1 >= best:     # the light ones alone, at their rate
                 worst = math.inf
                 break

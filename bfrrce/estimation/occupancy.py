@@ -430,6 +430,7 @@ def binomial_upper(alpha: float, trials: ArrayLike, prob: ArrayLike) -> np.ndarr
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def values_upper_by_collisions(occupied: int, L: int, l: int, alpha: float) -> float:
     """Most values whose hashes all land in ``occupied`` columns, at level α, by their collisions:
     sharper than :func:`values_upper` where the filter is sparse, which it falls back to.

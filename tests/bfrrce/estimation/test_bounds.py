@@ -420,6 +420,18 @@ def test_collision_bound_holds_over_hash_draws(D, L, l):
         occupied[0], L, l, alpha)
 
 
+@pytest.mark.parametrize("L, l", [(64, 1), (1024, 1), (1024, 2), (4096, 1), (65536, 3)])
+def test_collision_bound_grows_with_the_columns_from_their_count(L, l):
+    """values_upper_by_collisions(k) is non-decreasing in k and at least k/l (k columns need k/l
+    values): values_upper_certified returns its cap without searching where the first split's
+    test fails at those, which is exact only with both."""
+    for alpha in (1e-6, 1e-3, 0.05):
+        k = np.unique(np.geomspace(1, L - 1, 60).astype(int))
+        bound = np.array([occupancy.values_upper_by_collisions(int(x), L, l, alpha) for x in k])
+        assert np.all(bound >= k / l)
+        assert np.all(np.diff(bound) >= 0)
+
+
 def test_binomial_upper_is_the_exact_quantile():
     """The windowed CDF search gives ceil(bdtrik) (the least k with CDF >= 1 − α) on random
     laws, including p = 0, p = 1, n = 0 and the far tails."""
