@@ -817,24 +817,41 @@ class _Overlap(_ProfileLikelihood):
 
     def _table(self, rho):
         """Per ρ (kept for the estimate) the table of :meth:`_poisson_mixture`
-        (:meth:`_binomial_entries`)."""
+        (:meth:`_binomial_table` of that ρ alone)."""
         table = self._tables.get(rho)
         if table is None:
             if len(self._tables) >= TABLES_KEPT:
                 self._tables.clear()
-            table = self._tables[rho] = self._mixture_table(self._binomial_entries([rho])[0], self.top)
+            entries, scaled, top, at_bins = self._binomial_table([rho])
+            table = self._tables[rho] = (lambda rows, sums: entries(np.zeros_like(rows), sums), scaled[0], top, at_bins)
         return table
 
-    def _binomial_entries(self, rho):
-        """log Bin(c; k, x_M) − log C(k, c) − ln M! = c·(ln x_M − ln(1 − x_M)) + k·ln(1 − x_M) −
-        ln M! at the distinct sums, x_M = q + (p − q)(1 − (1 − ρ)^M), per ρ of ``rho``
-        (ρ × distinct sums × M = 0 … 23); scaled by ``top`` in the tables (its bound over x in
-        [q, p])."""
+    def _binomial_table(self, rho):
+        """The table of :meth:`_poisson_mixture` for one ρ per row of ``rho``: the entries
+        log Bin(c; k, x_M) − log C(k, c) − ln M! = c·(ln x_M − ln(1 − x_M)) + k·ln(1 − x_M) − ln M!
+        at the distinct sums, x_M = q + (p − q)(1 − (1 − ρ)^M), M = 0 … 23, and the common items'
+        column (as :meth:`_mixture_table`), scaled by ``top`` (the entries' bound over x in [q, p],
+        raised to the common column where it is larger) and exponentiated in one array
+        (ρ × sums × 25). The entries themselves, needed only at the few sums whose product
+        underflows, are a function of (rows, sums) that recomputes them by the same operations."""
         sk = self.sketch
         x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * np.array([math.log1p(-r) for r in rho])[:, None])
-        entries = self.sums[:, None] * (np.log(x) - np.log1p(-x))[:, None, :]
-        entries += (self.k * np.log1p(-x) - LOG_FACTORIALS)[:, None, :]
-        return entries
+        slope, base = np.log(x) - np.log1p(-x), self.k * np.log1p(-x) - LOG_FACTORIALS
+        top = np.maximum(self.top, self.common_sums)
+        scaled = np.empty((len(rho), self.sums.size, TERMS.size + 1))
+        np.multiply(self.sums[:, None], slope[:, None, :], out=scaled[..., :-1])
+        scaled[..., :-1] += base[:, None, :]
+        scaled[..., -1] = self.common_sums
+        scaled -= top[:, None]
+
+        def entries(rows, sums):
+            out = np.empty((rows.size, TERMS.size + 1))
+            np.multiply(self.sums[sums][:, None], slope[rows], out=out[:, :-1])
+            out[:, :-1] += base[rows]
+            out[:, -1] = self.common_sums[sums]
+            return out
+
+        return entries, _exp_scaled(scaled), top, {}
 
     def _holders_table(self, holders):
         """Per h, the table of :meth:`_poisson_mixture`: log Pr[c | M items, each held by h
@@ -855,7 +872,7 @@ class _Overlap(_ProfileLikelihood):
 
     def _mixture_table(self, entries, top):
         """A table of :meth:`_poisson_mixture` from log T_M(c) − ln M! at the distinct sums
-        (sums × M, or a stack of them) and a per-sum scale ``top``: (those entries and a last
+        (sums × M) and a per-sum scale ``top``: (those entries and a last
         column, log Bin(c; k, p) − log C(k, c) of the common items, the same exponentiated
         relative to the scale (raised to that column where it is larger), the scale, and a dict
         for the scaled entries read at every bin, filled when a call needs them)."""
@@ -867,9 +884,10 @@ class _Overlap(_ProfileLikelihood):
     def _poisson_mixture(self, rate, shared, table, log_keep, exact_rate, by_row):
         """log[e^{−shared}·Σ_M Pois(M; rate)·T_M(c) + (1 − e^{−shared})·Bin(c; k, p)] (without
         log C(k, c)) at every (rate, shared) of (E, levels), for every sum: (E, sums), ``table``
-        of :meth:`_table` or :meth:`_holders_table` (:meth:`_mixture_table`; the common items,
-        rate ``shared``, are its last column), or those of one ρ per row stacked (entries and
-        scaled entries (E, sums, M + 1); ``log_keep`` one or one per row). Exact over its M where
+        of :meth:`_table` or :meth:`_holders_table` (the common items, rate ``shared``, are its
+        last column; its entries an array or a function of (rows, sums)), or
+        :meth:`_binomial_table` of one ρ per row (scaled entries (E, sums, M + 1)); ``log_keep``
+        one or one per row. Exact over its M where
         the rate is at most ``exact_rate`` (the Poisson mass beyond is below e^-9): the weights
         and the table, each scaled, in one matrix product per row over the distinct sums × levels
         (``by_row``: rows of one N each) or one per level over the bins (the few sums where the
@@ -901,7 +919,8 @@ class _Overlap(_ProfileLikelihood):
         underflow &= ~quadrature
         if underflow.any():
             rows, cols = np.nonzero(underflow)
-            at = entries[self.sum_index[cols]] if entries.ndim == 2 else entries[rows, self.sum_index[cols]]
+            sums = self.sum_index[cols]
+            at = entries(rows, sums) if callable(entries) else entries[sums]
             out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + at.T)
         if cells.any():                                              # the quadrature's entries only
             out[quadrature] = self._quadrature(rate[cells], shared[cells], np.broadcast_to(log_keep, cells.shape)[cells],
@@ -982,7 +1001,7 @@ class _Overlap(_ProfileLikelihood):
         if 0 < rho[0] < 1:
             keep = np.array([math.log1p(-r) for r in rho])[:, None]
             within = np.array([-math.expm1(k * math.log1p(-r)) for r in rho])[:, None]
-            table = self._table(rho[0]) if len(rho) == 1 else self._mixture_table(self._binomial_entries(rho), self.top)
+            table = self._table(rho[0]) if len(rho) == 1 else self._binomial_table(rho)
             return self._poisson_mixture(rest / within, shared, table, keep, EXACT_RATE, by_row)
         if rho[0] == 0:                                          # parties' sizes from slices of Gamma(κ), mean rest/k
             x = sk.q + (sk.p - sk.q) * _held(rest, k, shape)

@@ -328,3 +328,24 @@ def test_likelihood_rows_together_are_the_rows_alone(parties):
     together = model.loglik_rows(union, share, rho, shape, holders)
     alone = [model.loglik(union[i:i + 1], share[i], rho[i], shape[i], holders[i])[0] for i in range(rows)]
     assert np.array_equal(together, alone)
+
+
+def test_binomial_table_entries_are_what_it_scaled():
+    """_Overlap._binomial_table builds the scaled entries in place and recomputes the entries only
+    where a product underflows: the recomputed entries, scaled, are the table's to the last bit
+    (here at every sum, the underflowing ones included), and a ρ's own table (_table) is its row
+    of the stacked one."""
+    from bfrrce.sets import _exp_scaled, _Overlap
+    sk = SetSketch(epsilon=4.0, buckets=256, levels=12)
+    rng = np.random.default_rng(7)
+    counts = rng.binomial(200, rng.uniform(sk.q, sk.p, size=(12, 256)))
+    model = _Overlap(sk, counts, 200)
+    rho = [0.003, 0.2, 0.9]
+    entries, scaled, top, _ = model._binomial_table(rho)
+    rows = np.repeat(np.arange(len(rho)), model.sums.size)
+    sums = np.tile(np.arange(model.sums.size), len(rho))
+    again = _exp_scaled(entries(rows, sums) - top[sums][:, None]).reshape(scaled.shape)
+    assert np.array_equal(again, scaled) and (scaled == 0).any()
+    one = model._table(0.2)
+    assert np.array_equal(one[1], scaled[1])
+    assert np.array_equal(one[0](np.arange(5), np.arange(5)), entries(np.ones(5, dtype=int), np.arange(5)))
