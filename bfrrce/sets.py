@@ -876,8 +876,7 @@ class _Overlap(_ProfileLikelihood):
         column, log Bin(c; k, p) − log C(k, c) of the common items, the same exponentiated
         relative to the scale (raised to that column where it is larger), the scale, and a dict
         for the scaled entries read at every bin, filled when a call needs them)."""
-        common = np.broadcast_to(self.common_sums[:, None], entries.shape[:-1] + (1,))
-        entries = np.concatenate([entries, common], axis=-1)
+        entries = np.column_stack([entries, self.common_sums])
         top = np.maximum(top, self.common_sums)
         return entries, _exp_scaled(entries - top[:, None]), top, {}
 
