@@ -40,6 +40,7 @@ from ._version import __version__
 from .advice import suggest_parameters
 from .calibration import PERTURBATIONS
 from .datasets import load as load_dataset
+from .estimation.result import EXTRAPOLATION_HINT
 from .evaluation import (LEGEND, METHODS, THRESHOLDS, check_evaluation_outputs, evaluate, figure_name,
                          format_table, write_outputs)
 from .io.atomic import check_outputs, write_atomic
@@ -541,12 +542,13 @@ def _estimate(args, out, note, argv):
     if args.json:
         print(json.dumps(document, indent=2), file=out)
     else:
-        print("\n".join(line for line in str(estimate).splitlines() if not line.startswith("warning: ")),
-              file=out)
+        lines = [line for line in str(estimate).splitlines() if not line.startswith("warning: ")]
+        if extra is not None:       # the count asked for, where the printout would only point to it
+            hint = lines.index(EXTRAPOLATION_HINT) if EXTRAPOLATION_HINT in lines else len(lines)
+            lines[hint:hint + 1] = [str(extra)]
+        print("\n".join(lines), file=out)
         if args.max_fake is not None:
             print(robust_interval(mech, agg, args.max_fake, max_weight=args.max_weight), file=out)
-        if extra is not None:
-            print(extra, file=out)
         if args.out:
             print(f"wrote {args.out}", file=out)
 

@@ -29,6 +29,8 @@ type for value/std_error/interval across the project; the name is kept for exist
 
 
 IDENTIFIED_RATIO = 2.0      # upper/lower at most this: D is located and value gets a ±
+EXTRAPOLATION_HINT = ("a model-based count, if the frequencies follow a power law (checked; outside these "
+                      "bounds' guarantee): extrapolate(), or bfrrce estimate --extrapolate")   # printed where not located
 
 
 def _fmt(x):
@@ -190,8 +192,7 @@ class CardinalityEstimate:
                             f"{IDENTIFIED_RATIO:g}× by {model}: the users outside the visible columns "
                             "stay uncertain by the noise of the visible columns themselves")
             if self.parameters.get("unit") == "value" and self.parameters.get("l") == 1:
-                head.append("a model-based count, if the frequencies follow a power law (checked; outside "
-                            "these bounds' guarantee): extrapolate(), or bfrrce estimate --extrapolate")
+                head.append(EXTRAPOLATION_HINT)
         lines = [
             *head,
             f"detection limit: {_fmt(self.detection_limit.get(0.5, math.nan))} users (50%); chance that a "

@@ -242,8 +242,12 @@ def test_estimate_extrapolate_prints_a_labelled_model_or_why_not(tmp_path):
     code, out, err = run(["estimate", str(path), "--epsilon", "8", "--L", "16384", "--l", "1", "--seed", "1",
                           "--extrapolate"])
     assert code == 0, err
-    line = out.splitlines()[-1]
-    assert line.startswith("model-based extrapolation") and "not covered by the bounds" in line
+    lines = out.splitlines()
+    models = [i for i, line in enumerate(lines) if line.startswith("model-based extrapolation")]
+    assert len(models) == 1 and "not covered by the bounds" in lines[models[0]]
+    # the count takes the place of the line that points to it, beside the bounds (before the detection limit)
+    assert not any(line.startswith("a model-based count") for line in lines)
+    assert models[0] < next(i for i, line in enumerate(lines) if line.startswith("detection limit"))
     code, out, err = run(["estimate", str(path), "--epsilon", "8", "--L", "16384", "--l", "1", "--seed", "1",
                           "--extrapolate", "--json"])
     extra = json.loads(out)["extrapolation"]
@@ -253,4 +257,5 @@ def test_estimate_extrapolate_prints_a_labelled_model_or_why_not(tmp_path):
                           "--extrapolate"])
     assert code == 2 and "l=1" in err
     code, out, err = run(["estimate", str(path), "--epsilon", "0.5", "--seed", "1", "--extrapolate"])
-    assert code == 0 and "l=1" in out and out.splitlines()[-1].startswith("model-based extrapolation")
+    assert code == 0 and "l=1" in out and sum(line.startswith("model-based extrapolation")
+                                              for line in out.splitlines()) == 1
