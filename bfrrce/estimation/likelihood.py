@@ -174,14 +174,17 @@ def _count_bins(counts: np.ndarray, n: int, p: float, q: float) -> np.ndarray:
     8u*/s₁ + 16(s(c) − s₁)/B above, u = c − nq, s₁ = max(s₀, 8). A bin spans an eighth of
     the sd of the laws that meet there (σ₀/8 among the empty columns, wider among heavy
     ones, one count where s < 8), so reading it at its mean count changes the log-likelihood
-    by O(1/128) of a count's curvature."""
+    by O(1/128) of a count's curvature. The square-root term is computed as
+    16(u − u*)/(s(c) + s₁), which does not divide by B: symmetric flips have B = 0, and p and q
+    computed in floating point leave B of order 10⁻¹⁷ instead, where (s(c) − s₁)/B cancels."""
     a, b = n * q * (1 - q), max((p * (1 - p) - q * (1 - q)) / (p - q), 0.0)
     low = max(math.sqrt(a), BIN_SIGMAS)
     u = counts - n * q
-    if b == 0:
+    knee = 0.0 if math.sqrt(a) >= BIN_SIGMAS else (low * low - a) / b if b > 0 else math.inf
+    if knee == math.inf:
         return np.floor(BIN_SIGMAS * u / low)
-    knee = max((low * low - a) / b, 0.0)
-    above = BIN_SIGMAS * knee / low + 2 * BIN_SIGMAS * (np.sqrt(a + b * np.maximum(u, knee)) - low) / b
+    over = np.maximum(u, knee)
+    above = BIN_SIGMAS * knee / low + 2 * BIN_SIGMAS * (over - knee) / (np.sqrt(a + b * over) + low)
     return np.floor(np.where(u <= knee, BIN_SIGMAS * u / low, above))
 
 
