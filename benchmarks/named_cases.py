@@ -1,12 +1,13 @@
 """The named cases of the bounds (docs/estimation.md, "Upper bound"): medians over seeded runs.
 
-    python -m benchmarks.named_cases [--runs 10] [--first-seed 0] [--only NAME]
+    python -m benchmarks.named_cases [--runs 10] [--first-seed 0] [--only NAME] [--perturbation P]
 
 Each run draws a new hash seed and new column sums (run s uses seed s, from ``--first-seed``); it
 prints the median lower/D, upper/D and value/D (with more than 10 runs also the quartiles of
 upper/D and the medians of its blocks of 10 runs), and the median upper/D of six
 data sets at ε = 4, 8 and 10 (the bound must not get looser with more ε). ``--only`` keeps the
-cases whose name contains NAME.
+cases whose name contains NAME; ``--perturbation`` runs them all with that perturbation instead of
+the default ("optimized", p = 1/2).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import warnings
 import numpy as np
 
 from bfrrce import BFRRCE, PrivacyWarning
+from bfrrce.calibration import PERTURBATIONS
 
 CASES = (  # name, D, users each, ε, L, l
     ("D=1, n=10^6, eps=1, L=65536", 1, 10 ** 6, 1, 65536, 1),
@@ -49,6 +51,7 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--only", default="", help="run only the cases whose name contains this")
+    ap.add_argument("--perturbation", default="optimized", choices=PERTURBATIONS)
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", PrivacyWarning)
     seeds = range(args.first_seed, args.first_seed + args.runs)
@@ -58,7 +61,7 @@ def main(argv=None):
         out = []
         for s in seeds:
             rng = np.random.default_rng(s)
-            mech = BFRRCE(epsilon=eps, L=L, l=l, hash_seed=int(rng.integers(2 ** 31)))
+            mech = BFRRCE(epsilon=eps, L=L, l=l, perturbation=args.perturbation, hash_seed=int(rng.integers(2 ** 31)))
             est = mech.estimate(mech.simulate(np.arange(D), counts=np.full(D, f), rng=rng))
             out.append((est.lower / D, est.upper / D, est.value / D))
         lo, hi, value = np.median(out, axis=0)
@@ -77,7 +80,7 @@ def main(argv=None):
             for s in seeds:
                 rng = np.random.default_rng(s)
                 counts = make(rng)
-                mech = BFRRCE(epsilon=eps, L=L, l=l, hash_seed=s)
+                mech = BFRRCE(epsilon=eps, L=L, l=l, perturbation=args.perturbation, hash_seed=s)
                 ups.append(mech.estimate(mech.simulate(np.arange(counts.size), counts=counts, rng=rng)).upper
                            / counts.size)
             ratios[eps] = float(np.median(ups))
