@@ -568,7 +568,8 @@ def occupied_window_terms(n: int, p: float, q: float, tau: float) -> tuple[float
     gap = kappa * share - bias
     if gap[0] <= 0:
         return kappa, 0.0
-    omega = np.maximum(1 - gap / gap[0], 0.0)
+    with np.errstate(over="ignore"):     # gap[0] can be ~1e-300: those ω are −∞, read as 0
+        omega = np.maximum(1 - gap / gap[0], 0.0)
     return kappa, 2 * float(np.max(omega[1:] / t[1:]))
 
 

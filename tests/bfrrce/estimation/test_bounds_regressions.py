@@ -143,3 +143,19 @@ def test_exact_users_outside_bound_covers_light_columns(t, tau):
                                            total=n, alpha=alpha)
         misses += bound(D) < users[counts <= tau].sum()
     assert misses <= runs * alpha + 5 * math.sqrt(runs * alpha * (1 - alpha))
+
+
+def test_window_terms_at_a_vanishing_gap_warn_nothing():
+    """ε = 16, symmetric flips, 3·10⁶ users, L = 257: the window's first gap underflows to ~1e-300
+    at some threshold, and ω = 1 − gap/gap[0] overflowed with a RuntimeWarning in the user's
+    printout (ω there is −∞, read as 0); the estimate now runs under warnings-as-errors."""
+    import warnings
+    mech = BFRRCE(epsilon=16, L=257, l=1, perturbation="symmetric")
+    n = 3 * 10 ** 6
+    f = np.full(n // 52, 52)
+    rng = np.random.default_rng(0)
+    sums = mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est = mech.estimate(sums)
+    assert est.lower <= f.size <= est.upper
