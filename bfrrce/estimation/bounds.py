@@ -52,6 +52,7 @@ LIGHT_SHARE = 0.25     # share of the lower bound's α for the light moment with
 CERTIFY_MASSES = (1 / 16, 0.25, 1.0)  # F of values_upper_certified, shares of the users at the threshold
 CERTIFY_SHARE = 0.5    # share of the slots' level for values_upper_certified outside the exact regime
 CERTIFY_SPLITS = 8     # intervals of the heavy values' share of the users outside H
+CERTIFY_REFINE = 6     # halvings of the interval that gives the largest (values_upper_certified)
 CERTIFY_TERMS = 256    # r = 1 … this at most in light_only_columns
 MAX_SLOT_TERMS = 10_000   # beyond, the slots of H are bounded by |H| times the fullest column
 EXACT_BELOW = 5.0      # sd of an empty column's sum below which the selection bias is bounded exactly
@@ -784,10 +785,13 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
     independently of A: their slots in A are at most a binomial quantile of l·D_L slots at rate
     (|H| + ⌊u/F⌋)/L; those in the columns of H without a heavy value are at most
     :func:`_slots_upper` of those columns (:func:`light_only_columns`, at D_L <= ``cap``); the
-    rest, outside H, hold a user each. So l·D_L − R⁺ − Bin⁺ − top⁺ <= U − u bounds D_L. The
-    split u is unknown: the bound is the largest over u in [0, U], taken on
-    :data:`CERTIFY_SPLITS` intervals [u₀, u₁], each with the heavy bound at u₁ and the light one
-    at u₀ (both monotone; the events are those of the true split, so no level is spent on it).
+    rest, outside H, hold a user each. So l·D_L − R⁺ − Bin⁺ − top⁺ <= U − u bounds D_L. Each F's
+    level a is spent a/4 on the heavy values' collisions, a/4 on the columns of H without a heavy
+    value, 3a/8 on Bin⁺, a/16 on top⁺ and a/16 on R⁺. The
+    split u is unknown: the bound is the largest over u in [0, U], taken on a partition into
+    intervals [u₀, u₁] (:func:`_largest_over_splits`), each with the heavy bound at u₁ and the
+    light one at u₀ (both monotone; the events are those of the true split, so no level is spent
+    on it).
     Where every column of H holds many more users than F, the light values enter H only at its
     rate |H|/L instead of crowding into its columns (:func:`values_upper_by_slots`), and a small F
     (1/16) leaves no column of H to light values alone while the heavy values outside H cost F
@@ -833,29 +837,48 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
         if (inside + users_out) / l >= best or fewest + spread - 1 >= best:
             continue
         crowded = int(light_only_columns(inside_counts, light, cap, n=n, p=p, q=q, L=L, l=l, alpha=a / 4))
-        worst, splits = 0.0, np.linspace(0.0, users_out, CERTIFY_SPLITS + 1 if users_out > 0 else 2)
-        for low, high in zip(splits[:-1], splits[1:]):  # the heavy values' users outside H in [low, high]
+
+        def split_bound(low, high, light=light, crowded=crowded, best=best):   # the heavy values' users outside H in [low, high]
             occupied = inside + math.floor(high / light)
             rate, light_out = occupied / L, users_out - low
             if occupied >= L:
-                worst = math.inf
-                break
+                return math.inf
             heavy = fewest if occupied == inside else float(occupancy.values_upper_by_collisions(occupied, L, l, a / 4))
             if heavy + light_out / (l * (1 - rate)) - 1 >= best:     # the light ones alone, at their rate
-                worst = math.inf
-                break
+                return math.inf
 
-            def excess(d, crowded=crowded, rate=rate, light_out=light_out):
+            def excess(d):
                 slots = l * d
-                in_a = float(occupancy.binomial_upper(a / 8, math.ceil(slots), rate))
+                in_a = float(occupancy.binomial_upper(3 * a / 8, math.ceil(slots), rate))
                 in_rest = _slots_upper(d, crowded, L, l, a / 16) if crowded else 0.0
                 return slots - _repeats_upper(d, L, l, a / 16) - in_a - in_rest - light_out
 
-            worst = max(worst, heavy + _largest_satisfying(excess, light_out / l, crowded + 1.0, best - heavy))
-            if worst >= best:
-                break
-        best = min(best, worst)
+            return heavy + _largest_satisfying(excess, light_out / l, crowded + 1.0, best - heavy)
+
+        best = min(best, _largest_over_splits(split_bound, users_out, best))
     return best
+
+
+def _largest_over_splits(split_bound: Callable[[float, float], float], users_out: float, best: float) -> float:
+    """max over a partition of [0, U⁺] of ``split_bound(u₀, u₁)`` (non-increasing as [u₀, u₁] shrinks):
+    :data:`CERTIFY_SPLITS` equal intervals, then the interval that gives the largest halved up to
+    :data:`CERTIFY_REFINE` times while the largest is below ``best`` (any partition is valid: the
+    true split lies in one of its intervals). Stops at the first interval at or above ``best``."""
+    edges = np.linspace(0.0, users_out, CERTIFY_SPLITS + 1 if users_out > 0 else 2)
+    parts = []
+    for low, high in zip(edges[:-1], edges[1:]):
+        parts.append((split_bound(low, high), low, high))
+        if parts[-1][0] >= best:
+            return parts[-1][0]
+    for _ in range(CERTIFY_REFINE):
+        worst, low, high = max(parts)
+        if high - low <= 1e-9 * max(users_out, 1.0):
+            break
+        mid = (low + high) / 2
+        halves = [(split_bound(low, mid), low, mid), (split_bound(mid, high), mid, high)]
+        parts.remove((worst, low, high))
+        parts += halves
+    return max(parts)[0]
 
 
 def upper_bound(observed: Observed, alpha: float, cap: float | None = None,

@@ -407,6 +407,32 @@ def test_certified_bound_holds_for_light_values_that_crowd_into_h(heavy, light_s
     assert missed / runs <= 2 * alpha + 3 * math.sqrt(2 * alpha * (1 - 2 * alpha) / runs)
 
 
+@pytest.mark.parametrize("peak", [0.0, 0.37, 1.0])
+def test_splits_refine_where_the_largest_is(peak):
+    """_largest_over_splits of f(u₀, u₁) = h(u₁) + g(u₀) (h non-decreasing, g non-increasing, as
+    the heavy and light bounds are) never falls below the largest h(u) + g(u) over [0, U] (the
+    true split lies in one interval), is at most its value on the 8 equal intervals, and is
+    much closer to it than the equal intervals (an eighth of their excess at most)."""
+    U = 800.0
+
+    def h(u):
+        return 10 * np.floor(u / 5) / 8 + (0.0 if u <= peak * U else 2 * (u - peak * U))
+
+    def g(u):
+        return -1.05 * u + (0.0 if u >= peak * U else -2 * (peak * U - u) + 1.05 * (peak * U - u))
+
+    def split_bound(low, high):
+        return h(high) + g(low)
+
+    grid = np.linspace(0.0, U, 80_001)
+    truth = max(h(u) + g(u) for u in grid)
+    coarse = max(split_bound(a, b) for a, b in zip(np.linspace(0, U, 9)[:-1], np.linspace(0, U, 9)[1:]))
+    refined = bounds._largest_over_splits(split_bound, U, math.inf)
+    assert truth <= refined <= coarse
+    assert refined - truth <= (coarse - truth) / 8
+    assert bounds._largest_over_splits(split_bound, U, truth - 1) >= truth - 1   # at or above best: stops
+
+
 @pytest.mark.parametrize("D, L, l", [(216, 4096, 1), (40, 1024, 1), (120, 1024, 2), (500, 1024, 1)])
 def test_collision_bound_holds_over_hash_draws(D, L, l):
     """values_upper_by_collisions(occupied) >= D in at least 1 − α of 1,000 hash draws (α =
