@@ -4,8 +4,9 @@
 
 Each run draws a new hash seed and new column sums (run s uses seed s, from ``--first-seed``); it
 prints the median lower/D, upper/D and value/D (with more than 10 runs also the quartiles of
-upper/D and the medians of its blocks of 10 runs), and the median upper/D of six
-data sets at ε = 4, 8 and 10 (the bound must not get looser with more ε). ``--only`` keeps the
+upper/D and the medians of its blocks of 10 runs), the median upper/D of six
+data sets at ε = 4, 8 and 10 and of four with few users at ε = 10, 12, 16 and 20 (the bound must
+not get looser with more ε). ``--only`` keeps the
 cases whose name contains NAME; ``--perturbation`` runs them all with that perturbation instead of
 the default ("optimized", p = 1/2).
 """
@@ -44,6 +45,14 @@ MONOTONE = (  # name, counts(rng), L, l
     ("500 x 200, L=1024", lambda rng: np.full(500, 200), 1024, 1),
     ("20000 x 50, L=1024", lambda rng: np.full(20_000, 50), 1024, 1),
 )
+MONOTONE_EPSILONS = (4, 8, 10)
+FEW_USERS = (  # nq below bounds.NULL_FLOOR at the higher ε: name, counts(rng), L, l
+    ("40 x 100, L=1024", lambda rng: np.full(40, 100), 1024, 1),
+    ("12 x 83, L=1024", lambda rng: np.full(12, 83), 1024, 1),
+    ("30 x 30, L=512", lambda rng: np.full(30, 30), 512, 1),
+    ("1 x 500, L=1024", lambda rng: np.full(1, 500), 1024, 1),
+)
+FEW_USERS_EPSILONS = (10, 12, 16, 20)
 
 
 def main(argv=None):
@@ -71,11 +80,12 @@ def main(argv=None):
             blocks = [np.median(ups[i:i + 10]) for i in range(0, ups.size - 9, 10)]
             print(f"{'':32} upper/D quartiles {np.percentile(ups, 25):.2f}-{np.percentile(ups, 75):.2f}; medians of "
                   f"its blocks of 10 runs: {' '.join(f'{b:.1f}' for b in blocks)}")
-    for name, make, L, l in MONOTONE:
+    for name, make, L, l, epsilons in ([(*c, MONOTONE_EPSILONS) for c in MONOTONE]
+                                       + [(*c, FEW_USERS_EPSILONS) for c in FEW_USERS]):
         if args.only not in name:
             continue
         ratios = {}
-        for eps in (4, 8, 10):
+        for eps in epsilons:
             ups = []
             for s in seeds:
                 rng = np.random.default_rng(s)
@@ -84,7 +94,8 @@ def main(argv=None):
                 ups.append(mech.estimate(mech.simulate(np.arange(counts.size), counts=counts, rng=rng)).upper
                            / counts.size)
             ratios[eps] = float(np.median(ups))
-        print(f"{name:32} median upper/D at ε = 4, 8, 10: " + ", ".join(f"{v:.2f}" for v in ratios.values()))
+        print(f"{name:32} median upper/D at ε = {', '.join(map(str, epsilons))}: "
+              + ", ".join(f"{v:.2f}" for v in ratios.values()))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from scipy import special, stats
 
 from bfrrce import BFRRCE
 from bfrrce.estimation import bounds, likelihood, moments, occupancy
+from bfrrce.estimation.design import Design
 from bfrrce.sums import debias
 
 
@@ -319,7 +320,26 @@ CELLS = {
     # several hashes and the paper's perturbation
     "l3-symmetric": (dict(epsilon=6.0, L=1024, l=3, perturbation="symmetric"),
                      lambda rng: np.full(300, 30)),
+    # nq ~ 1e-3, the thresholds at NULL_FLOOR: light values whose sums sit just under them
+    "tiny-nq": (dict(epsilon=16.0, L=1024),
+                lambda rng: np.concatenate([np.full(40, 100), np.full(300, 5)])),
 }
+
+
+@pytest.mark.parametrize("n", [200, 5_000, 100_000])
+def test_thresholds_stop_falling_below_the_null_floor(n):
+    """law_threshold is non-increasing in ε and, where nq < NULL_FLOOR, equals the threshold at
+    nq = NULL_FLOOR: at q -> 0 every null quantile falls to 0 and the columns of single light users
+    would enter H (the bound then got looser with ε: 40 values × 100 users, L = 1024, ε = 12 → 20)."""
+    for tail in (1e-9, 1 / 1024, 0.02, 0.1):
+        taus = []
+        for eps in (4, 8, 12, 16, 20, 30):
+            mech = BFRRCE(epsilon=eps, L=1024)
+            design = Design(n=n, p=mech.p, q=mech.q, L=1024, l=1)
+            taus.append(bounds.law_threshold(tail, design))
+            if n * mech.q < bounds.NULL_FLOOR:
+                assert taus[-1] == bounds.null_quantile(tail, n, bounds.NULL_FLOOR / n)
+        assert all(a >= b for a, b in zip(taus, taus[1:]))
 
 
 @pytest.mark.parametrize("name", sorted(CELLS))
