@@ -5,8 +5,8 @@
 Each run draws a new hash seed and new column sums (run s uses seed s, from ``--first-seed``); it
 prints the median lower/D, upper/D and value/D (with more than 10 runs also the quartiles of
 upper/D and the medians of its blocks of 10 runs), the median upper/D of six
-data sets at ε = 4, 8 and 10 and of four with few users at ε = 10, 12, 16 and 20 (the bound must
-not get looser with more ε). ``--only`` keeps the
+data sets at ε = 4, 8 and 10 and of five with few users at ε = 8, 10, 12, 16 and 20 (the bound
+must not get looser with more ε). ``--only`` keeps the
 cases whose name contains NAME; ``--perturbation`` runs them all with that perturbation instead of
 the default ("optimized", p = 1/2).
 """
@@ -51,8 +51,9 @@ FEW_USERS = (  # nq below bounds.NULL_FLOOR at the higher ε: name, counts(rng),
     ("12 x 83, L=1024", lambda rng: np.full(12, 83), 1024, 1),
     ("30 x 30, L=512", lambda rng: np.full(30, 30), 512, 1),
     ("1 x 500, L=1024", lambda rng: np.full(1, 500), 1024, 1),
+    ("3 x 333, L=2000", lambda rng: np.full(3, 333), 2000, 1),
 )
-FEW_USERS_EPSILONS = (10, 12, 16, 20)
+FEW_USERS_EPSILONS = (8, 10, 12, 16, 20)
 
 
 def main(argv=None):

@@ -62,7 +62,7 @@ EXACT_LAW_SHARE = 0.6  # ... and that first law's share
 LAWS_ABOVE = 0.5       # the laws are tried only above this share of visible columns (or exact, or at the cap)
 CLOSE_LAW = 0.8       # ε′/ε from which D <= d* is read on the first law's sums in the exact regime
 LAWS_CROWDED = 1.05     # ... or where the bound exceeds (|H| + U⁺)/l by this factor
-NULL_FLOOR = 0.025     # nq below which the thresholds are those at nq = this (law_threshold)
+NULL_FLOOR = 0.1       # nq below which the thresholds are those at nq = this (law_threshold)
 LAWS_FROM = 4.0        # slots a column (l·D/L) below which D is tested on the sums as reported alone
 
 
