@@ -441,7 +441,7 @@ def test_splits_refine_where_the_largest_is(peak):
     def g(u):
         return -1.05 * u + (0.0 if u >= peak * U else -2 * (peak * U - u) + 1.05 * (peak * U - u))
 
-    def split_bound(low, high):
+    def split_bound(low, high, floor_only=False):
         return h(high) + g(low)
 
     grid = np.linspace(0.0, U, 80_001)
@@ -451,6 +451,27 @@ def test_splits_refine_where_the_largest_is(peak):
     assert truth <= refined <= coarse
     assert refined - truth <= (coarse - truth) / 8
     assert bounds._largest_over_splits(split_bound, U, truth - 1) >= truth - 1   # at or above best: stops
+
+
+def test_splits_refine_an_interval_above_the_best_so_far():
+    """An equal interval whose bound reaches ``best`` while its end points read well below it is
+    refined, not taken as the end of the search: the heavy bound rises steeply at the top of
+    [0, U] while the light one falls (a nearly full filter, where the light values' rate is close
+    to 1). The largest over u is 800; the last equal interval reads 1,100 against best = 1,000."""
+    U = 800.0
+
+    def h(u):
+        return 3 * max(u - 700, 0.0)
+
+    def g(u):
+        return 800 - 5 * max(u - 700, 0.0)
+
+    def split_bound(low, high, floor_only=False):
+        return h(high) + g(low)
+
+    truth = max(h(u) + g(u) for u in np.linspace(0, U, 8001))
+    assert split_bound(700, 800) >= 1000 > truth
+    assert truth <= bounds._largest_over_splits(split_bound, U, 1000.0) < 1000
 
 
 @pytest.mark.parametrize("D, L, l", [(216, 4096, 1), (40, 1024, 1), (120, 1024, 2), (500, 1024, 1)])
