@@ -847,8 +847,10 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
                 return math.inf
             heavy = fewest if occupied == inside else float(occupancy.values_upper_by_collisions(occupied, L, l, a / 4))
             floor = heavy + light_out / (l * (1 - rate)) - 1      # the light ones alone, at their rate
-            if floor_only or floor >= best:
-                return floor if floor_only else math.inf
+            if floor_only:
+                return floor
+            if floor >= best:
+                return math.inf
 
             def excess(d):
                 slots = l * d
@@ -868,13 +870,14 @@ def _largest_over_splits(split_bound: Callable[..., float], users_out: float, be
     equal intervals; one at or above ``best`` is refined at once (its largest piece halved up to
     :data:`CERTIFY_REFINE` times, unless ``split_bound(u, u, True)``, a cheap lower bound at an end
     point u and so on every refinement, reads above :data:`RESCUE_BELOW` of ``best``) and the
-    search stops if it stays there; at the end the interval
-    that gives the largest is halved :data:`CERTIFY_REFINE` times. In a nearly full filter the
-    light values' rate |A|/L is close to 1, so the light bound of the last interval alone can
-    exceed ``best`` while its halves fall well below it (300 values × 300 users at L = 256 read
-    2,579 with ``best`` = 2,579 and 2,008 with 2,858 before the first refinement)."""
+    search stops if it stays there; at the end the interval that gives the largest is halved
+    :data:`CERTIFY_REFINE` times. In a nearly full filter the light values' rate |A|/L is close
+    to 1, so the light bound of the last interval alone can exceed ``best`` (the cap handed to a
+    degraded law) while its halves fall well below it."""
     def refine(parts):
         worst, low, high = max(parts)
+        if high <= low:                 # U⁺ = 0: nothing to halve
+            return
         mid = (low + high) / 2
         parts.remove((worst, low, high))
         parts += [(split_bound(low, mid), low, mid), (split_bound(mid, high), mid, high)]
@@ -888,7 +891,7 @@ def _largest_over_splits(split_bound: Callable[..., float], users_out: float, be
             for _ in range(CERTIFY_REFINE if ends < RESCUE_BELOW * best else 0):
                 refine(pieces)
             if max(pieces)[0] >= best:
-                return max(max(pieces)[0], ends)
+                return max(pieces)[0]
         parts += pieces
     for _ in range(CERTIFY_REFINE):
         refine(parts)
