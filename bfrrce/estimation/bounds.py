@@ -478,8 +478,10 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
 
     Returns
     -------
-    (float or callable, str)
-        The bound (D ↦ the bound with ``L``) and "combined" (or "direct" when ``total`` is None).
+    (float or callable, str, (float, float))
+        The bound (D ↦ the bound with ``L``), "combined" (or "direct" when ``total`` is None), and
+        (z, σ): the bound is the reading plus z·σ′ with σ′ >= σ, the sd of the spread at B̂ = 0
+        (:func:`values_upper_certified` adds another count's error to the reading's).
     """
     inside = counts > tau
     bias, bias_var, excess = selection_bias(counts, t_hat, n=n, p=p, q=q, tau=tau)
@@ -494,19 +496,22 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
 
     cross = 0.0                  # the empty columns' covariance of the readings with B̂ (L given)
 
+    def spread(b: float) -> float:
+        return w * w * (inner_var + reach * b) + (1 - w) ** 2 * direct_var + bias_var + cross   # B̂ once
+
     def bound(b: float) -> float:
-        spread = w * w * (inner_var + reach * b) + (1 - w) ** 2 * direct_var + bias_var + cross   # B̂ once
-        return mean + b + z * math.sqrt(spread)
+        return mean + b + z * math.sqrt(spread(b))
 
     if L is None:
-        return bound(bias), way
+        return bound(bias), way, (z, math.sqrt(max(spread(min(bias, 0.0)), 0.0)))
     kappa, rho = occupied_window_terms(n, p, q, tau)
     b0, s0, below, above = empty_column_terms(n, p, q, tau)
     cross = 2 * L * kappa * max((1 - w) * below - w * above + b0 * s0, 0.0)   # at most L empty columns
     over, inside_count = kappa * s0 - b0, float(np.sum(inside))
     bias_var *= kappa ** 2
+    reading = (z, math.sqrt(spread(0.0)))      # every bound below is at B̂′ >= 0
     if over <= 0:                 # the window reads an empty column short: all L columns empty at worst
-        return bound(max(kappa * bias - L * over, 0.0)), way
+        return bound(max(kappa * bias - L * over, 0.0)), way, reading
 
     def at_most(columns: float) -> float:        # U⁺ with Σ_j ω(t_j) at most ``columns``
         return bound(max(kappa * bias - max(L - columns, 0.0) * over, 0.0))
@@ -517,7 +522,7 @@ def users_outside_upper(counts: np.ndarray, t_hat: np.ndarray, var_hat: np.ndarr
         if fewer >= users - 1e-9 * (1 + abs(users)):
             break
         users = fewer
-    return (lambda values: min(users, at_most(l * values))), way
+    return (lambda values: min(users, at_most(l * values))), way, reading
 
 
 @functools.lru_cache(maxsize=256)
@@ -775,7 +780,8 @@ def light_only_columns(inside_counts: np.ndarray, light: float, values: float, *
 
 
 def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: int, p: float, q: float,
-                           L: int, l: int, tau: float, alpha: float, cap: float) -> float:
+                           L: int, l: int, tau: float, alpha: float, cap: float,
+                           reading: tuple[float, float] | None = None) -> float:
     """Most values when the columns of H are mostly certified to hold a value of many users.
 
     For F of :data:`CERTIFY_MASSES` (shares of the users (τ − nq)/(p − q) at the threshold;
@@ -787,7 +793,10 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
     independently of A: their slots in A are at most a binomial quantile of l·D_L slots at rate
     (|H| + ⌊u/F⌋)/L; those in the columns of H without a heavy value are at most
     :func:`_slots_upper` of those columns (:func:`light_only_columns`, at D_L <= ``cap``); the
-    rest, outside H, hold a user each. So l·D_L − R⁺ − Bin⁺ − top⁺ <= U − u bounds D_L. Each F's
+    rest, outside H, hold a user each. So l·D_L − R⁺ − Bin⁺ − top⁺ <= U − u bounds D_L. With
+    the ``reading`` (z, σ) of U⁺, Bin⁺ is the count beyond which the slots in A, added to the
+    reading's error, cost its level (:func:`.occupancy.binomial_upper_beside_normal`: near
+    their mean where σ is much larger than their sd). Each F's
     level a is spent a/4 on the heavy values' collisions, a/4 on the columns of H without a heavy
     value, 3a/8 on Bin⁺, a/16 on top⁺ and a/16 on R⁺. The
     split u is unknown: the bound is the largest over u in [0, U], taken on a partition into
@@ -818,6 +827,9 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
         Error probability.
     cap : float
         A bound on D that holds at its own level (the slots' bound): the search stops there.
+    reading : (float, float), optional
+        (z, σ) of U⁺'s normal reading (:func:`users_outside_upper`); None: Bin⁺ is the slots'
+        binomial quantile at its level.
 
     Returns
     -------
@@ -854,7 +866,8 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
 
             def excess(d):
                 slots = l * d
-                in_a = float(occupancy.binomial_upper(3 * a / 8, math.ceil(slots), rate))
+                in_a = (float(occupancy.binomial_upper(3 * a / 8, math.ceil(slots), rate)) if reading is None else
+                        occupancy.binomial_upper_beside_normal(3 * a / 8, math.ceil(slots), rate, *reading))
                 in_rest = _slots_upper(d, crowded, L, l, a / 16) if crowded else 0.0
                 return slots - _repeats_upper(d, L, l, a / 16) - in_a - in_rest - light_out
 
@@ -937,7 +950,7 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
     n, p, q, L, l = design.n, design.p, design.q, design.L, design.l
     cap = design.cap if cap is None else min(cap, design.cap)
     best, chosen = math.inf, {}
-    for tau, visible, users_out, way, slots in parts or _threshold_parts(observed, alpha, shift, law):
+    for tau, visible, users_out, way, reading, slots in parts or _threshold_parts(observed, alpha, shift, law):
         inside = int(np.sum(visible))
         certify = way != "exact"                # not in the exact regime: a choice by (n, p, q)
         values = values_upper_by_slots(users_out, inside, L, l, (1 - CERTIFY_SHARE * certify) * slots,
@@ -946,7 +959,7 @@ def upper_bound(observed: Observed, alpha: float, cap: float | None = None,
             users_out = users_out(min(values, float(cap)))
         if certify:
             values = values_upper_certified(users_out, observed.counts[visible], n=n, p=p, q=q, L=L, l=l,
-                                            tau=tau, alpha=CERTIFY_SHARE * slots, cap=values)
+                                            tau=tau, alpha=CERTIFY_SHARE * slots, cap=values, reading=reading)
         if values < best:
             best, chosen = values, {"tau": float(tau), "columns_in": inside,
                                     "users_out_upper": users_out, "users_out_by": way}
@@ -985,7 +998,8 @@ def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], fl
                      law: tuple[float, float] | None = None):
     """For each threshold of :data:`THRESHOLDS` at its share of α (:func:`law_threshold`), in
     :func:`upper_bound`'s order: (τ, the visible mask, U⁺ (D ↦ U⁺ in the exact regime), how U⁺
-    was read, the level left for the slots)."""
+    was read, (z, σ) of its normal reading (None in the exact regime), the level left for the
+    slots)."""
     design = observed.design
     n, p, q, L, l, total = design.n, design.p, design.q, design.L, design.l, design.total
     counts, t_hat, var_hat = observed.counts, observed.t_hat, observed.variance
@@ -998,15 +1012,15 @@ def _threshold_parts(observed: Observed, alpha: float, shift: Callable[[int], fl
             users_out = users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=l,
                                             total=math.inf if total is None else total,
                                             alpha=MASS_SHARE * a)
-            way = "exact"
+            way, reading = "exact", None
         else:
-            users_out, way = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
-                                                 total=total, alpha=MASS_SHARE * a, L=L, l=l)
+            users_out, way, reading = users_outside_upper(counts, t_hat, var_hat, n=n, p=p, q=q, tau=tau,
+                                                          total=total, alpha=MASS_SHARE * a, L=L, l=l)
         if shift is not None:
             extra = shift(int(np.sum(visible)))
             users_out = ((lambda v, f=users_out, x=extra: f(v) + x) if callable(users_out)
                          else users_out + extra)
-        yield tau, visible, users_out, way, (1 - MASS_SHARE - FALSE_POSITIVE) * a
+        yield tau, visible, users_out, way, reading, (1 - MASS_SHARE - FALSE_POSITIVE) * a
 
 
 def upper_bound_at_most(observed: Observed, parts: list, d: float) -> bool:
@@ -1031,7 +1045,7 @@ def upper_bound_at_most(observed: Observed, parts: list, d: float) -> bool:
     design = observed.design
     if d >= design.cap:
         return True
-    for _, visible, users_out, way, slots in parts:
+    for _, visible, users_out, way, _, slots in parts:
         inside = int(np.sum(visible))
         level = (1 - CERTIFY_SHARE * (way != "exact")) * slots
         if inside >= design.L:

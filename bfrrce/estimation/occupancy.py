@@ -28,6 +28,7 @@ from protocols.core.perturbation import debias_counts
 
 P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u
 QUANTILE_WINDOW = 4                     # counts either side of the approximate binomial quantile
+BESIDE_COUNTS = 256                     # blocks of counts at most in binomial_upper_beside_normal
 WAITING_TERMS = 1024                    # geometric terms of the waiting time kept one by one (then blocks)
 
 
@@ -428,6 +429,58 @@ def binomial_upper(alpha: float, trials: ArrayLike, prob: ArrayLike) -> np.ndarr
         root = np.ceil(special.bdtrik(level, trials[missed], prob[missed]))
         out[missed] = np.where(np.isnan(root), 0.0, root)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def binomial_upper_beside_normal(alpha: float, trials: int, prob: float, z: float, sd: float) -> float:
+    """The least count t at which a Binomial(``trials``, ``prob``) count Y, added beyond t to the
+    error of a normal reading bounded at z standard deviations, raises that bound's failure
+    probability Φ(−z) by at most α.
+
+    The reading's bound z·σ′ (σ′ >= ``sd``) fails when its normal error X exceeds it. Lowered by
+    (Y − t)₊, with X independent of Y, it fails with probability at most E[Φ(−z + (Y − t)₊/sd)]
+    = Φ(−z) + cost(t), cost(t) = E[Φ(z) − Φ(z − (Y − t)₊/sd)] = Σ_{y >= 1} Δh(y)·Pr[Y >= t + y],
+    Δh(y) = Φ(z − (y − 1)/sd) − Φ(z − y/sd). The sum runs over blocks of y (at most
+    :data:`BESIDE_COUNTS`, each at its first y's tail: an upper bound) up to k = mean + 10 sd of Y + 8;
+    Pr[Y > k] is charged whole, as is y >= z·sd. Returned is the least block start, from about two sd of
+    Y below its mean to k, with cost(t) <= α (all starts' costs in one correlation), or Y's 1 − α
+    quantile (:func:`binomial_upper`; there cost <= Pr[Y > t] <= α) if that is less and the least is
+    more than two sd of Y above its mean. When ``sd`` is much larger than Y's, t is close to Y's mean
+    instead of its far quantile: the two errors add in quadrature, not as two Bonferroni terms.
+
+    Parameters
+    ----------
+    alpha : float
+        The failure probability added to the reading's.
+    trials : int
+        Y's trials.
+    prob : float
+        Y's probability.
+    z : float
+        The reading's bound in standard deviations.
+    sd : float
+        A lower bound on the sd in the reading's bound (cost only grows as it falls).
+
+    Returns
+    -------
+    float
+    """
+    mean, spread = trials * prob, math.sqrt(trials * prob * (1 - prob))
+    if not sd > 0 or spread == 0:
+        return float(binomial_upper(alpha, trials, prob))
+    low = max(math.floor(mean - 2 * spread) - 1, 0)
+    last = min(math.ceil(mean + 10 * spread) + 8, trials)
+    width = max(math.ceil((last - low + 1) / BESIDE_COUNTS), 1)      # y in blocks of this many
+    counts = np.arange(low, last + width, width)
+    above = special.bdtrc(np.minimum(counts, trials), trials, prob)  # Pr[Y > k] = Pr[Y >= k + 1]
+    edges = width * np.arange(counts.size + 1) / sd                 # past y = z·sd the reading's bound
+    rest = np.where(edges < z, special.ndtr(z - edges), 0.0)        # is charged whole (its sd may be less)
+    steps = rest[:-1] - rest[1:]                                    # Δh summed over each block
+    padded = np.concatenate([above, np.zeros(counts.size)])        # each block at its first y (S falls)
+    cost = np.correlate(padded, steps, "valid")[:counts.size] + above[-1]   # beyond ``last``: whole
+    feasible = np.flatnonzero(cost <= alpha)
+    least = float(counts[feasible[0]]) if feasible.size else math.inf
+    return least if least <= mean + 2 * spread else min(least, float(binomial_upper(alpha, trials, prob)))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -427,6 +427,53 @@ def test_certified_bound_holds_for_light_values_that_crowd_into_h(heavy, light_s
     assert missed / runs <= 2 * alpha + 3 * math.sqrt(2 * alpha * (1 - 2 * alpha) / runs)
 
 
+@pytest.mark.parametrize("heavy, light_values, sd", [((100, 2000), 3000, 40.0), ((500, 200), 0, 300.0)])
+def test_certified_bound_holds_beside_a_noisy_reading(heavy, light_values, sd):
+    """As above with U⁺ a normal reading's bound, U + sd·(z − N(0, 1)) at α = 0.05, handed to
+    values_upper_certified as ``reading`` = (z, sd), which lets the light values' slots in the
+    heavy columns count near their mean: below D in at most 3α + 3 binomial sd of 200 runs
+    (the reading, the certified step and the cap each at α), and never above the bound
+    without the reading (on the same U⁺)."""
+    mech = BFRRCE(epsilon=8.0, L=1024)
+    counts = np.concatenate([np.full(heavy[0], heavy[1]), np.ones(light_values)]).astype(np.int64)
+    n, D = int(counts.sum()), counts.size
+    tau = bounds.null_quantile(bounds.FALSE_POSITIVE * 0.05 / mech.L, n, mech.q)
+    rng = np.random.default_rng(D)
+    alpha, runs, missed, z = 0.05, 200, 0, 1.6448536269514722
+    for _ in range(runs):
+        values = rng.integers(0, 2 ** 62, D)
+        t = mech.bloom.column_counts(mech.bloom.positions(values), counts)
+        agg = mech.simulate(values, counts=counts, rng=rng)
+        inside = agg.counts > tau
+        users_out = float(t[~inside].sum()) + sd * (z - rng.standard_normal())
+        cap = bounds.values_upper_by_slots(users_out, int(inside.sum()), mech.L, 1, alpha)
+        kwargs = dict(n=n, p=mech.p, q=mech.q, L=mech.L, l=1, tau=tau, alpha=alpha, cap=cap)
+        bound = bounds.values_upper_certified(users_out, agg.counts[inside], reading=(z, sd), **kwargs)
+        assert bound <= bounds.values_upper_certified(users_out, agg.counts[inside], **kwargs)
+        missed += bound < D
+    assert missed / runs <= 3 * alpha + 3 * math.sqrt(3 * alpha * (1 - 3 * alpha) / runs)
+
+
+def test_slots_beside_a_reading_cost_at_most_their_level():
+    """binomial_upper_beside_normal's count t, checked by the whole binomial law: the reading's
+    failure probability rises by E[Φ(z) − Φ(z − (Y − t)₊/sd)] (Φ(z) where (Y − t)₊ >= z·sd) <= α;
+    t is at most Y's own 1 − α quantile, and where sd is 50 times Y's, within one sd of Y of its
+    mean (the two errors add in quadrature)."""
+    from scipy import stats
+    for trials, prob in ((0, 0.3), (3, 0.01), (50, 0.1), (2400, 0.048), (600, 0.4), (1000, 0.999), (10 ** 5, 0.5)):
+        spread = math.sqrt(trials * prob * (1 - prob))
+        for z, sd, alpha in ((2.07, 1010.0, 6.6e-5), (1.64, 3.0, 1e-3), (3.0, 50 * spread, 1e-4), (2.0, 0.5, 0.01)):
+            t = occupancy.binomial_upper_beside_normal(alpha, trials, prob, z, sd)
+            y = np.maximum(np.arange(trials + 1) - t, 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rise = np.where(y < z * sd, stats.norm.cdf(z) - stats.norm.cdf(z - y / sd), stats.norm.cdf(z))
+            rise[y == 0] = 0.0
+            assert np.sum(stats.binom.pmf(np.arange(trials + 1), trials, prob) * rise) <= alpha * (1 + 1e-9)
+            assert t <= occupancy.binomial_upper(alpha, trials, prob)
+            if sd >= 50 * spread:
+                assert t <= trials * prob + spread + 1
+
+
 @pytest.mark.parametrize("peak", [0.0, 0.37, 1.0])
 def test_splits_refine_where_the_largest_is(peak):
     """_largest_over_splits of f(u₀, u₁) = h(u₁) + g(u₀) (h non-decreasing, g non-increasing, as
@@ -585,7 +632,7 @@ def test_users_outside_hold_where_values_sit_at_the_threshold(tail, shape):
         c = simulate_column_sums(t, int(f.sum()), p, q, rng)
         t_hat = (c - f.sum() * q) / (p - q)
         var = (np.clip(t_hat, 0, f.sum()) * p * (1 - p) + (f.sum() - np.clip(t_hat, 0, f.sum())) * q * (1 - q)) / (p - q) ** 2
-        upper, _ = bounds.users_outside_upper(c, t_hat, var, n=int(f.sum()), p=p, q=q, tau=tau, total=f.sum(),
+        upper, _, _ = bounds.users_outside_upper(c, t_hat, var, n=int(f.sum()), p=p, q=q, tau=tau, total=f.sum(),
                                               alpha=alpha, L=L, l=1)
         upper = upper if callable(upper) else (lambda d, u=upper: u)
         missed += t[c <= tau].sum() > upper(f.size)
