@@ -604,6 +604,7 @@ def combined_weight(inner_var: float, direct_var: float) -> float:
     return direct_var / total if total > 0 else 1.0
 
 
+@functools.lru_cache(maxsize=4096)            # searches over laws and splits repeat half of the calls
 def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float, full_only: bool = False) -> float:
     """Upper confidence bound on the value slots (a value in a column) that ``inside`` columns
     can hold when D = ``values`` values are hashed l times each: Σ_{m>=1} min(|H|, C_m⁺), C_m

@@ -28,6 +28,7 @@ from protocols.core.perturbation import debias_counts
 
 P_GRID = np.geomspace(1e-7, 0.5, 30)    # p-value thresholds u
 QUANTILE_WINDOW = 4                     # counts either side of the approximate binomial quantile
+_WINDOW_STEPS = np.arange(-QUANTILE_WINDOW, QUANTILE_WINDOW + 1, dtype=float)
 BESIDE_COUNTS = 256                     # blocks of counts at most in binomial_upper_beside_normal
 WAITING_TERMS = 1024                    # geometric terms of the waiting time kept one by one (then blocks)
 
@@ -412,17 +413,17 @@ def binomial_upper(alpha: float, trials: ArrayLike, prob: ArrayLike) -> np.ndarr
     -------
     numpy.ndarray
     """
-    trials, prob = np.broadcast_arrays(np.asarray(trials, dtype=float), np.asarray(prob, dtype=float))
+    trials, prob = np.asarray(trials, dtype=float), np.asarray(prob, dtype=float)
+    if trials.shape != prob.shape:
+        trials, prob = np.broadcast_arrays(trials, prob)
     level = 1 - alpha
     z = float(special.ndtri(level))
     sd = np.sqrt(trials * prob * (1 - prob))
-    skew = np.divide(1 - 2 * prob, sd, out=np.zeros_like(sd), where=sd > 0)
-    guess = np.round(trials * prob + sd * (z + skew * (z * z - 1) / 6) - 0.5)
-    steps = np.arange(-QUANTILE_WINDOW, QUANTILE_WINDOW + 1)
-    k = np.clip(guess[..., None] + steps, 0, trials[..., None])
+    skew_term = np.where(sd > 0, (1 - 2 * prob) * ((z * z - 1) / 6), 0.0)     # sd · skew · (z² − 1)/6
+    guess = np.round(trials * prob + sd * z + skew_term - 0.5)
+    k = np.clip(guess[..., None] + _WINDOW_STEPS, 0, trials[..., None])
     reached = special.bdtr(k, trials.astype(np.int64)[..., None], prob[..., None]) >= level
-    first = np.argmax(reached, axis=-1)
-    out = np.take_along_axis(k, first[..., None], axis=-1)[..., 0]
+    out = np.asarray(np.where(reached, k, np.inf).min(axis=-1))   # the least count reached
     # the window must hold the step: its first count reached (or 0) and its last count reached
     missed = ~reached[..., -1] | (reached[..., 0] & (k[..., 0] > 0))
     if missed.any():
