@@ -605,24 +605,50 @@ def combined_weight(inner_var: float, direct_var: float) -> float:
 
 
 @functools.lru_cache(maxsize=4096)            # searches over laws and splits repeat half of the calls
-def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float, full_only: bool = False) -> float:
-    """Upper confidence bound on the value slots (a value in a column) that ``inside`` columns
-    can hold when D = ``values`` values are hashed l times each: Σ_{m>=1} min(|H|, C_m⁺), C_m
-    the columns holding at least m slots, whose indicators are negatively associated
-    (Joag-Dev & Proschan 1983), so a binomial quantile bounds C_m (Bonferroni over m). With
-    ``full_only``, only the terms m whose mean L·Pr[N >= m] is at least |H| (each |H|, no
-    quantile needed): a lower bound on the bound, cheaper by the quantiles."""
+def _slot_tails(values: float, L: int, l: int, alpha: float) -> tuple[np.ndarray | None, float]:
+    """The terms of :func:`_slots_upper` before their quantiles: (Pr[N >= m] for the m kept, the
+    Bonferroni count top), or (None, the fullest column's bound) beyond :data:`MAX_SLOT_TERMS`."""
     lam = l * values / L
     top = int(lam + 10 * math.sqrt(lam) + 10)
     if top > MAX_SLOT_TERMS:              # the fullest column, by a union bound over the L columns
-        return inside * float(special.pdtrik(1 - alpha / L, lam) + 1)
+        return None, float(special.pdtrik(1 - alpha / L, lam) + 1)
     tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
-    tail = tail[L * tail > alpha / top]   # Pr[C_m >= 1] <= L·Pr[N >= m] <= α/top: C_m⁺ = 0
+    return tail[L * tail > alpha / top], top   # Pr[C_m >= 1] <= L·Pr[N >= m] <= α/top: C_m⁺ = 0
+
+
+@functools.lru_cache(maxsize=4096)
+def _slots_upper(values: float, inside: int, L: int, l: int, alpha: float) -> float:
+    """Upper confidence bound on the value slots (a value in a column) that ``inside`` columns
+    can hold when D = ``values`` values are hashed l times each: Σ_{m>=1} min(|H|, C_m⁺), C_m
+    the columns holding at least m slots, whose indicators are negatively associated
+    (Joag-Dev & Proschan 1983), so a binomial quantile bounds C_m (Bonferroni over m)."""
+    tail, top = _slot_tails(values, L, l, alpha)
+    if tail is None:
+        return inside * top
     full = L * tail >= inside             # the quantile is at least the mean: min(|H|, ·) = |H|
-    if full_only:
-        return float(inside * np.count_nonzero(full))
     quantile = occupancy.binomial_upper(alpha / top, L, tail[~full])
     return float(inside * np.count_nonzero(full) + np.sum(np.minimum(inside, quantile)))
+
+
+def _slots_range(values: float, inside: int, L: int, l: int, alpha: float) -> tuple[float, float]:
+    """(low, high) around :func:`_slots_upper` without its quantiles: |H| for each term whose mean
+    is at least |H|, and |H| for each term kept."""
+    tail, top = _slot_tails(values, L, l, alpha)
+    if tail is None:
+        return inside * top, inside * top
+    return float(inside * np.count_nonzero(L * tail >= inside)), float(inside * tail.size)
+
+
+def _less_slots(total: Callable[[float], float], values: float, inside: int, L: int, l: int, alpha: float) -> float:
+    """``total`` (non-increasing) at S = :func:`_slots_upper`, or a number between that and 0 of
+    the same sign where S's range without quantiles (:func:`_slots_range`) decides the sign:
+    the searches read only the sign, and most of them end there."""
+    low, high = _slots_range(values, inside, L, l, alpha)
+    at_low = total(low)
+    if at_low <= 0:                       # IEEE subtraction is monotone: total(S) is at most this
+        return at_low
+    at_high = total(high)
+    return at_high if at_high > 0 else total(_slots_upper(values, inside, L, l, alpha))
 
 
 def values_upper_by_slots(users_out: float, inside: int, L: int, l: int, alpha: float,
@@ -683,18 +709,15 @@ def slots_excess(users_out, inside: int, L: int, l: int, alpha: float) -> Callab
     Returns
     -------
     callable
-        D ↦ the excess, or where it is not positive possibly a number between it and 0 (the
-        excess with only the slots' terms that need no quantile, :func:`_slots_upper`: the sign,
-        all that the searches read, is exact either way, and most of them end there).
+        D ↦ the excess, or a number between it and 0 where the slots' terms that need no
+        quantile decide its sign (:func:`_less_slots`: the sign, all that the searches read, is
+        exact).
     """
     bound = users_out if callable(users_out) else (lambda d, u=users_out: u)
 
     def excess(d):
         repeats, users = _repeats_upper(d, L, l, alpha / 2), max(bound(d), 0.0)
-        at_least = l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2, full_only=True) - users
-        if at_least <= 0:             # IEEE subtraction is monotone: the excess is at most this
-            return at_least
-        return l * d - repeats - _slots_upper(d, inside, L, l, alpha / 2) - users
+        return _less_slots(lambda slots: l * d - repeats - slots - users, d, inside, L, l, alpha / 2)
 
     return excess
 
@@ -865,12 +888,21 @@ def values_upper_certified(users_out: float, inside_counts: np.ndarray, *, n: in
             if floor >= best:
                 return math.inf
 
-            def excess(d):
-                slots = l * d
-                in_a = (float(occupancy.binomial_upper(3 * a / 8, math.ceil(slots), rate)) if reading is None else
-                        occupancy.binomial_upper_beside_normal(3 * a / 8, math.ceil(slots), rate, *reading))
-                in_rest = _slots_upper(d, crowded, L, l, a / 16) if crowded else 0.0
-                return slots - _repeats_upper(d, L, l, a / 16) - in_a - in_rest - light_out
+            def excess(d):              # the sign exact, the value between the excess and 0
+                slots, repeats = l * d, _repeats_upper(d, L, l, a / 16)
+
+                def total(in_a, in_rest):
+                    return slots - repeats - in_a - in_rest - light_out
+
+                if reading is None:
+                    in_a = float(occupancy.binomial_upper(3 * a / 8, math.ceil(slots), rate))
+                else:                   # the ranges of both slot counts first (no quantiles)
+                    a_low, a_high = occupancy.beside_normal_range(3 * a / 8, math.ceil(slots), rate)
+                    r_low, r_high = _slots_range(d, crowded, L, l, a / 16) if crowded else (0.0, 0.0)
+                    if (at := total(a_low, r_low)) <= 0 or (at := total(a_high, r_high)) > 0:
+                        return at
+                    in_a = occupancy.binomial_upper_beside_normal(3 * a / 8, math.ceil(slots), rate, *reading)
+                return _less_slots(lambda s: total(in_a, s), d, crowded, L, l, a / 16) if crowded else total(in_a, 0.0)
 
             return heavy + _largest_satisfying(excess, light_out / l, crowded + 1.0, best - heavy)
 

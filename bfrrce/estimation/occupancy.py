@@ -484,6 +484,32 @@ def binomial_upper_beside_normal(alpha: float, trials: int, prob: float, z: floa
     return least if least <= mean + 2 * spread else min(least, float(binomial_upper(alpha, trials, prob)))
 
 
+def beside_normal_range(alpha: float, trials: int, prob: float) -> tuple[float, float]:
+    """(low, high) around :func:`binomial_upper_beside_normal` at any reading, without its sums:
+    it is at least its first candidate ⌊μ − 2s⌋ − 1 (or Y's 1 − α quantile, at least the median
+    ⌊μ⌋), and at most μ + 2s or that quantile, which Bernstein's inequality
+    Pr[Y >= μ + t] <= exp(−t²/(2(s² + t/3))) puts at most at ⌈μ + t_α⌉, t_α = c/3 + √(c²/9 + 2s²c),
+    c = ln(1/α) (μ, s: Y's mean and sd).
+
+    Parameters
+    ----------
+    alpha : float
+        The level of :func:`binomial_upper_beside_normal`.
+    trials : int
+        Y's trials.
+    prob : float
+        Y's probability.
+
+    Returns
+    -------
+    (float, float)
+    """
+    mean, var = trials * prob, trials * prob * (1 - prob)
+    c = -math.log(alpha)
+    quantile = math.ceil(mean + c / 3 + math.sqrt(c * c / 9 + 2 * var * c))
+    return float(max(math.floor(mean - 2 * math.sqrt(var)) - 1, 0)), float(max(mean + 2 * math.sqrt(var), quantile))
+
+
 @functools.lru_cache(maxsize=4096)
 def values_upper_by_collisions(occupied: int, L: int, l: int, alpha: float) -> float:
     """Most values whose hashes all land in ``occupied`` columns, at level α, by their collisions:
