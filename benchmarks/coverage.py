@@ -19,7 +19,10 @@ shipped Bitcoin sample, rescaled to n users by multinomial sampling; D is the nu
 With ``unit="item"`` each of n parties holds k = 4 items drawn from the shape (set semantics:
 a party holding an item twice holds it once). ``zipf0.8`` / ``zipf2.0`` as the Zipf shapes;
 ``singletons`` (every user its own value), ``one`` (one value held by all) and ``head+tail``
-(5 values share half the users, the other half hold a value each) are drawn exactly.
+(5 values share half the users, the other half hold a value each) are drawn exactly, as is
+``heads+singletons`` (n/200 users hold a value each, the rest share n/2,000 values), run only
+where the bound comes nearest D: 10⁶ users, symmetric flips at ε = 12 and 14 and optimized ones at
+ε = 12, in sparse filters.
 
 Per cell it also reports the medians of lower/D and upper/D, the ratio of the median upper
 bound to the *oracle mass balance* (the same argument with the occupied columns and their true
@@ -50,7 +53,7 @@ from .baselines import BASELINES
 ITEMS_PER_PARTY = 4
 
 
-EXACT = ("singletons", "one", "head+tail")      # shapes whose counts are fixed, not drawn
+EXACT = ("singletons", "one", "head+tail", "heads+singletons")      # shapes whose counts are fixed, not drawn
 
 
 def weights(shape, D):
@@ -80,6 +83,10 @@ def draw_counts(shape, n, D, rng, w):
     if shape == "head+tail":
         tail = n // 2
         return np.concatenate([np.diff(np.linspace(0, n - tail, 6).round().astype(np.int64)),
+                               np.ones(tail, dtype=np.int64)])
+    if shape == "heads+singletons":
+        tail = n // 200
+        return np.concatenate([np.diff(np.linspace(0, n - tail, n // 2000 + 1).round().astype(np.int64)),
                                np.ones(tail, dtype=np.int64)])
     f = rng.multinomial(n, w)
     return f[f > 0]
@@ -163,6 +170,7 @@ def run_cell(shape, n, D, eps, L, l, unit, perturbation, runs, seed, w):
 
 SHAPES = ("uniform", "zipf1.1", "zipf1.5", "bitcoin")
 EXTRA_SHAPES = ("zipf0.8", "zipf2.0", "singletons", "one", "head+tail")
+ALL_SHAPES = SHAPES + EXTRA_SHAPES + ("heads+singletons",)     # the last in sparse filters only
 
 
 def grid(quick, shapes=SHAPES):
@@ -194,6 +202,10 @@ def grid(quick, shapes=SHAPES):
                   for D, L in ((10 ** 4, 65536), (200, 4096)) for eps in (8, 10)]
         cells += [("uniform", 10 ** 5, 500, eps, 1024, l, "value", "optimized")     # H 40% of the columns
                   for l in (1, 2) for eps in (8, 10)]
+    if "heads+singletons" in shapes and not quick:     # heavy values beside a few singletons, bounds near D
+        cells += [("heads+singletons", 10 ** 6, 5500, eps, L, 1, "value", perturbation)
+                  for eps, L, perturbation in ((12, 65536, "symmetric"), (14, 65536, "symmetric"),
+                                               (12, 16384, "optimized"))]
     return cells
 
 
@@ -233,8 +245,7 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--quick", action="store_true", help="a smaller grid (3 n, 3 ε)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--shapes", default=",".join(SHAPES + EXTRA_SHAPES),
-                    help="comma-separated subset of " + ", ".join(SHAPES + EXTRA_SHAPES))
+    ap.add_argument("--shapes", default=",".join(ALL_SHAPES), help="comma-separated subset of " + ", ".join(ALL_SHAPES))
     ap.add_argument("--out", help="write the table as CSV too")
     ap.add_argument("--table", help="print the markdown table of this CSV and stop")
     args = ap.parse_args(argv)
@@ -251,9 +262,9 @@ def main(argv=None):
     print(header)
     start = time.perf_counter()
     shapes = args.shapes.split(",")
-    unknown = sorted(set(shapes) - set(SHAPES + EXTRA_SHAPES))
+    unknown = sorted(set(shapes) - set(ALL_SHAPES))
     if unknown:
-        ap.error(f"unknown shapes {unknown}; choose from {', '.join(SHAPES + EXTRA_SHAPES)}")
+        ap.error(f"unknown shapes {unknown}; choose from {', '.join(ALL_SHAPES)}")
     for i, cell in enumerate(grid(args.quick, shapes)):
         shape, n, D, eps, L, l, unit, pert = cell
         if (shape, D) not in cache:
