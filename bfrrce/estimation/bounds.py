@@ -613,7 +613,9 @@ def _slot_tails(values: float, L: int, l: int, alpha: float) -> tuple[np.ndarray
     if top > MAX_SLOT_TERMS:              # the fullest column, by a union bound over the L columns
         return None, float(special.pdtrik(1 - alpha / L, lam) + 1)
     tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
-    return tail[L * tail > alpha / top], top   # Pr[C_m >= 1] <= L·Pr[N >= m] <= α/top: C_m⁺ = 0
+    kept = tail[L * tail > alpha / top]   # Pr[C_m >= 1] <= L·Pr[N >= m] <= α/top: C_m⁺ = 0
+    kept.flags.writeable = False          # shared by the cache
+    return kept, top
 
 
 @functools.lru_cache(maxsize=4096)
