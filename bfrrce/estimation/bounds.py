@@ -611,7 +611,10 @@ def _slot_tails(values: float, L: int, l: int, alpha: float) -> tuple[np.ndarray
     lam = l * values / L
     top = int(lam + 10 * math.sqrt(lam) + 10)
     if top > MAX_SLOT_TERMS:              # the fullest column, by a union bound over the L columns
-        return None, float(special.pdtrik(1 - alpha / L, lam) + 1)
+        fullest = float(special.pdtrik(1 - alpha / L, lam))
+        if not math.isfinite(fullest):    # 1 − α/L rounds to 1: Bernstein's bound on the Poisson tail
+            fullest = lam + occupancy.bernstein_deviation(lam, alpha / L)
+        return None, fullest + 1
     tail = special.pdtrc(np.arange(top), lam)                  # Pr[N >= m], m = 1 … top
     kept = tail[L * tail > alpha / top]   # Pr[C_m >= 1] <= L·Pr[N >= m] <= α/top: C_m⁺ = 0
     kept.flags.writeable = False          # shared by the cache

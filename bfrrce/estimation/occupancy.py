@@ -397,10 +397,11 @@ def values_upper(occupied: int, L: int, l: int, alpha: float) -> float:
 
 
 def binomial_upper(alpha: float, trials: ArrayLike, prob: ArrayLike) -> np.ndarray:
-    """The 1 − α quantile of Binomial(trials, prob), the least k with Pr[X <= k] >= 1 − α
-    (elementwise), exactly: the CDF (``scipy.special.bdtr``) on :data:`QUANTILE_WINDOW` counts
-    either side of the Cornish–Fisher approximation, and ``scipy.special.bdtrik`` (the ceiling
-    of its continuous root; slower per element) where the window misses.
+    """The 1 − α quantile of Binomial(trials, prob), the least k with Pr[X > k] <= α
+    (elementwise), exactly: the survival function (``scipy.special.bdtrc``, accurate where α is
+    far below 1 − α's rounding) on :data:`QUANTILE_WINDOW` counts either side of the
+    Cornish–Fisher approximation, and a bisection on the same survival function (:func:`_binomial_isf`,
+    slower) where the window misses.
 
     Parameters
     ----------
@@ -416,20 +417,30 @@ def binomial_upper(alpha: float, trials: ArrayLike, prob: ArrayLike) -> np.ndarr
     trials, prob = np.asarray(trials, dtype=float), np.asarray(prob, dtype=float)
     if trials.shape != prob.shape:
         trials, prob = np.broadcast_arrays(trials, prob)
-    level = 1 - alpha
-    z = float(special.ndtri(level))
+    z = -float(special.ndtri(alpha))
     sd = np.sqrt(trials * prob * (1 - prob))
     skew_term = np.where(sd > 0, (1 - 2 * prob) * ((z * z - 1) / 6), 0.0)     # sd · skew · (z² − 1)/6
     guess = np.round(trials * prob + sd * z + skew_term - 0.5)
     k = np.clip(guess[..., None] + _WINDOW_STEPS, 0, trials[..., None])
-    reached = special.bdtr(k, trials.astype(np.int64)[..., None], prob[..., None]) >= level
+    reached = special.bdtrc(k, trials.astype(np.int64)[..., None], prob[..., None]) <= alpha
     out = np.asarray(np.where(reached, k, np.inf).min(axis=-1))   # the least count reached
     # the window must hold the step: its first count reached (or 0) and its last count reached
     missed = ~reached[..., -1] | (reached[..., 0] & (k[..., 0] > 0))
     if missed.any():
-        root = np.ceil(special.bdtrik(level, trials[missed], prob[missed]))
-        out[missed] = np.where(np.isnan(root), 0.0, root)
+        out[missed] = _binomial_isf(alpha, trials[missed], prob[missed])
     return out
+
+
+def _binomial_isf(alpha: float, trials: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """The least k in [0, trials] with Pr[X > k] <= α (``scipy.special.bdtrc``), X ~ Binomial(trials,
+    prob), by bisection on the integers (1-D arrays; at most log2(trials) + 1 vector steps)."""
+    n = trials.astype(np.int64)
+    low, high = np.full(trials.shape, -1.0), trials.copy()   # Pr[X > −1] = 1 > α, Pr[X > trials] = 0
+    while np.any(high - low > 1):
+        mid = np.floor((low + high) / 2)
+        ok = special.bdtrc(mid, n, prob) <= alpha
+        high, low = np.where(ok, mid, high), np.where(ok, low, mid)
+    return high
 
 
 @functools.lru_cache(maxsize=4096)
@@ -484,12 +495,31 @@ def binomial_upper_beside_normal(alpha: float, trials: int, prob: float, z: floa
     return least if least <= mean + 2 * spread else min(least, float(binomial_upper(alpha, trials, prob)))
 
 
+def bernstein_deviation(variance: float, alpha: float) -> float:
+    """t with Pr[S >= E S + t] <= α for a sum S of independent terms each at most 1 above its mean
+    and of total variance ``variance`` (Bernstein: exp(−t²/(2(v + t/3))) = α at
+    t = c/3 + √(c²/9 + 2vc), c = ln(1/α)); a Poisson count is such a sum in the limit.
+
+    Parameters
+    ----------
+    variance : float
+        The sum's variance.
+    alpha : float
+        Error probability.
+
+    Returns
+    -------
+    float
+    """
+    c = -math.log(alpha)
+    return c / 3 + math.sqrt(c * c / 9 + 2 * variance * c)
+
+
 def beside_normal_range(alpha: float, trials: int, prob: float) -> tuple[float, float]:
     """(low, high) around :func:`binomial_upper_beside_normal` at any reading, without its sums:
     it is at least its first candidate ⌊μ − 2s⌋ − 1 (or Y's 1 − α quantile, at least the median
-    ⌊μ⌋), and at most μ + 2s or that quantile, which Bernstein's inequality
-    Pr[Y >= μ + t] <= exp(−t²/(2(s² + t/3))) puts at most at ⌈μ + t_α⌉, t_α = c/3 + √(c²/9 + 2s²c),
-    c = ln(1/α) (μ, s: Y's mean and sd).
+    ⌊μ⌋), and at most μ + 2s or that quantile, which Bernstein's inequality puts at most at
+    ⌈μ + t_α⌉ (:func:`bernstein_deviation`; μ, s: Y's mean and sd).
 
     Parameters
     ----------
@@ -505,8 +535,7 @@ def beside_normal_range(alpha: float, trials: int, prob: float) -> tuple[float, 
     (float, float)
     """
     mean, var = trials * prob, trials * prob * (1 - prob)
-    c = -math.log(alpha)
-    quantile = math.ceil(mean + c / 3 + math.sqrt(c * c / 9 + 2 * var * c))
+    quantile = math.ceil(mean + bernstein_deviation(var, alpha))
     return float(max(math.floor(mean - 2 * math.sqrt(var)) - 1, 0)), float(max(mean + 2 * math.sqrt(var), quantile))
 
 

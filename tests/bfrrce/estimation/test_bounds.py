@@ -5,6 +5,7 @@ Coverage tolerances: over R seeded runs a coverage of at least 95% has binomial 
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -555,16 +556,29 @@ def test_collision_bound_grows_with_the_columns_from_their_count(L, l):
 
 
 def test_binomial_upper_is_the_exact_quantile():
-    """The windowed CDF search gives ceil(bdtrik) (the least k with CDF >= 1 − α) on random
-    laws, including p = 0, p = 1, n = 0 and the far tails."""
+    """The windowed search gives the least k with Pr[X > k] <= α on random laws, including p = 0,
+    p = 1, n = 0, the far tails and α far below the rounding of 1 − α (where a CDF >= 1 − α test
+    gave 3,684,972 for the law below instead of 3,684,974, anti-conservative), warning nothing."""
     from scipy import special
     rng = np.random.default_rng(7)
-    for alpha in (0.05, 1e-3, 1e-9):
-        for n in (0, 1, 5, 1024, 10 ** 6):
-            prob = np.concatenate([rng.random(100) ** 6, [0.0, 1.0, 1e-12, 0.5]])
-            exact = np.ceil(special.bdtrik(1 - alpha, n, prob))
-            exact = np.where(np.isnan(exact), 0.0, exact)
-            np.testing.assert_array_equal(occupancy.binomial_upper(alpha, n, prob), exact)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for alpha in (0.05, 1e-3, 1e-9, 1e-14, 1e-17):
+            for n in (0, 1, 5, 1024, 10 ** 6, 7_909_388):
+                prob = np.concatenate([rng.random(100) ** 6, [0.0, 1.0, 1e-12, 0.5, 0.4645459029518415]])
+                k = occupancy.binomial_upper(alpha, n, prob)
+                assert np.all(special.bdtrc(k, n, prob) <= alpha)
+                assert np.all((k == 0) | (special.bdtrc(k - 1, n, prob) > alpha))
+        assert occupancy.binomial_upper(1.193491694200961e-14, 7_909_388, 0.4645459029518415) == 3_684_974
+
+
+def test_slots_upper_stays_finite_where_one_minus_the_level_rounds_to_one():
+    """Beyond MAX_SLOT_TERMS the fullest column's Poisson quantile at α/L falls back to Bernstein's
+    bound where 1 − α/L rounds to 1 (scipy's pdtrik gave NaN there): finite, and at least the
+    quantile at a larger level."""
+    values, L, l = 4_277_780_232.6, 131_072, 4
+    tiny, usual = bounds._slots_upper(values, 5, L, l, 5.4e-12), bounds._slots_upper(values, 5, L, l, 1e-3)
+    assert math.isfinite(tiny) and tiny >= usual
 
 
 @pytest.mark.parametrize("n, q", [(10 ** 4, 0.12), (10 ** 5, 0.0067), (10 ** 6, 3.4e-4)])
