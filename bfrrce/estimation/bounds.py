@@ -604,7 +604,7 @@ def combined_weight(inner_var: float, direct_var: float) -> float:
     return direct_var / total if total > 0 else 1.0
 
 
-@functools.lru_cache(maxsize=4096)            # searches over laws and splits repeat half of the calls
+@functools.lru_cache(maxsize=4096)            # the searches over laws and splits repeat their reads of D
 def _slot_tails(values: float, L: int, l: int, alpha: float) -> tuple[np.ndarray | None, float]:
     """The terms of :func:`_slots_upper` before their quantiles: (Pr[N >= m] for the m kept, the
     Bonferroni count top), or (None, the fullest column's bound) beyond :data:`MAX_SLOT_TERMS`."""
