@@ -40,6 +40,7 @@ from .sums import MAX_REPORTS, ColumnSums, Debiased, check_column_sums, debias, 
 
 METHODS = ("auto", "paper", "corrected", "fill")
 DEGRADED_LAWS = 3     # the grid points 2^{k/2} in [ε/2√2, ε) at which the upper bound is also computed
+LEAST_EPSILON = 1e-3  # the smallest ε′ searched for ε_x (degraded_laws): its sums are outside the exact regime for n >= 101
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -578,7 +579,9 @@ class BFRRCE(Mechanism):
         below :data:`~bfrrce.estimation.bounds.EXACT_BELOW`) and ε/2√2 does not, the laws are
         instead ε_x, ε_x/√2 and ε_x/2, ε_x the ε' at which that sd is EXACT_BELOW: the least
         noisy law outside the exact regime, to which the sums are degraded once
-        (:func:`~bfrrce.estimation.bounds.upper_bound_over_laws`).
+        (:func:`~bfrrce.estimation.bounds.upper_bound_over_laws`). Where ε/2√2 is in the exact
+        regime too, the grid's last law is ε_x (if the sd reaches EXACT_BELOW at all), so that
+        the law that serves a smaller ε is still tried.
 
         Parameters
         ----------
@@ -593,12 +596,20 @@ class BFRRCE(Mechanism):
         top = math.ceil(2 * math.log2(self.epsilon)) - 1
         grid = [2.0 ** (k / 2) for k in range(top, top - DEGRADED_LAWS, -1)]
         low = self.epsilon / (2 * math.sqrt(2))
-        if n is not None and exact_regime(n, self.p, self.q) and not exact_regime(n, *self._law(low)):
-            edge = optimize.brentq(lambda e: math.sqrt(count_variance(0, n, *self._law(e))) - EXACT_BELOW,
-                                   low, self.epsilon)
-            edge = next(e for e in (edge, edge - 1e-6, low) if not exact_regime(n, *self._law(e)))
-            grid = [edge / 2.0 ** (k / 2) for k in range(DEGRADED_LAWS)]
+        if n is not None and exact_regime(n, self.p, self.q):
+            if not exact_regime(n, *self._law(low)):
+                edge = self._exact_edge(n, low, self.epsilon)
+                grid = [edge / 2.0 ** (k / 2) for k in range(DEGRADED_LAWS)]
+            elif not exact_regime(n, *self._law(LEAST_EPSILON)):
+                grid[-1] = self._exact_edge(n, LEAST_EPSILON, low)
         return {eps: self._law(eps) for eps in grid}
+
+    def _exact_edge(self, n: int, below: float, above: float) -> float:
+        """ε_x in [below, above): the ε' at which an empty column's sum of n reports has sd
+        :data:`~bfrrce.estimation.bounds.EXACT_BELOW` (``scipy.optimize.brentq``), taken just
+        outside the exact regime (``below`` is outside it, ``above`` in it)."""
+        edge = optimize.brentq(lambda e: math.sqrt(count_variance(0, n, *self._law(e))) - EXACT_BELOW, below, above)
+        return next(e for e in (edge, edge - 1e-6, below) if not exact_regime(n, *self._law(e)))
 
     def _law(self, epsilon: float) -> tuple[float, float]:
         """(p, q) of this configuration at ``epsilon``."""

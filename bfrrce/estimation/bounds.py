@@ -1206,7 +1206,8 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     of H just above τ and their slots add to the bound, while at a lower ε fewer of them pass)
     (elsewhere the sums as reported give the bound; docs/estimation.md has the measurements).
     They are tried from the highest ε' down and the search
-    stops at the first that does not improve on the best so far (below the cap): the minimum
+    stops at the first that does not improve on the best so far (below the cap; not at a law in
+    the exact regime when the last law is outside it, :meth:`bfrrce.BFRRCE.degraded_laws`): the minimum
     over any data-chosen subset of bounds, each valid at its share, is valid at the sum of
     the shares; stopping only saves time where the bound is unimodal in ε'.
 
@@ -1251,6 +1252,7 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
     if (exact_regime(design.n, design.p, design.q) or info.get("columns_in", design.L) > LAWS_ABOVE * design.L
             or best >= design.cap or crowded):  # where a bound loosens with ε: exact regime, full filter, the
         # cap, or where the slots of H's columns add much to |H| + U⁺ (light values crowding columns near τ)
+        leaves = bool(laws) and not exact_regime(design.n, *list(laws.values())[-1])   # the last law is outside it
         for (eps, (p2, q2)), share in zip(laws.items(), shares[1:]):
             if exact_regime(design.n, base.design.p, base.design.q):   # degrade: the law's plug-in bias
                 channel = thinning(base.design.p, base.design.q, p2, q2)
@@ -1265,8 +1267,8 @@ def upper_bound_over_laws(observed: Observed, laws: dict, alpha: float) -> tuple
                 value, got = upper_bound(base, share * alpha, cap=best, law=(p2, q2))
             if value < best:
                 best, info = value, {**got, "upper_epsilon": eps}
-            elif best < design.cap:           # no better than the best below the cap: stop (speed)
-                break
+            elif best < design.cap and not (leaves and exact_regime(design.n, p2, q2)):
+                break                         # no better than the best below the cap: stop (speed)
     if best <= below and shares[0] < 1:   # no D above `below` is left; its tests take all of α
         best, info = upper_bound(low, alpha, cap=below)
         info["upper_epsilon"] = low_eps

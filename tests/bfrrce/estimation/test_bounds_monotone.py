@@ -56,12 +56,41 @@ def test_upper_bound_at_epsilon_is_at_most_the_bound_on_the_degraded_sums():
     assert est.lower <= f.size <= est.upper
 
 
-def test_degraded_laws_move_only_where_the_sums_are_exact_and_the_grid_is_not():
-    """The grid is kept where n reports at ε are outside the exact regime (ε = 8, n = 10^5) or
-    where ε/2√2 is inside it too (ε = 12, n = 1,000)."""
-    for eps, n in ((8.0, 10 ** 5), (12.0, 1000)):
+def test_degraded_laws_move_only_where_the_sums_are_exact():
+    """The grid is kept where n reports at ε are outside the exact regime (ε = 8, n = 10^5) and
+    where no law is outside it (n = 100: an empty column's sum has sd at most √n/2 = 5); where ε
+    and ε/2√2 are both inside it (ε = 12, n = 1,000) the grid's last law is ε_x, at which that sd
+    is EXACT_BELOW."""
+    for eps, n in ((8.0, 10 ** 5), (12.0, 100)):
         mech = BFRRCE(epsilon=eps, L=1024)
         assert mech.degraded_laws(n) == mech.degraded_laws()
+    mech = BFRRCE(epsilon=12.0, L=1024)
+    laws, grid = mech.degraded_laws(1000), mech.degraded_laws()
+    assert list(laws)[:2] == list(grid)[:2] and list(laws)[2] < list(grid)[2]
+    p2, q2 = list(laws.values())[2]
+    assert all(bounds.exact_regime(1000, *law) for law in list(laws.values())[:2])
+    assert not bounds.exact_regime(1000, p2, q2)
+    assert math.sqrt(count_variance(0, 1000, p2, q2)) == pytest.approx(bounds.EXACT_BELOW, rel=1e-5)
+
+
+def test_upper_bound_tries_the_law_outside_the_exact_regime_where_the_grid_is_inside_it():
+    """One value held by 500 users at ε = 10, L = 1024: the sums and the grid's first two laws
+    (8, 5.66) are in the exact regime, so the bound is at most the one on the sums degraded to
+    ε_x at that law's share, though neither grid law improves on the sums' own (the search goes
+    on past them); at ε = 8, ε_x is the first law."""
+    warnings.simplefilter("ignore", PrivacyWarning)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        mech = BFRRCE(epsilon=10.0, L=1024, hash_seed=seed)
+        agg = mech.simulate(np.arange(1), counts=np.full(1, 500), rng=rng)
+        est = mech.estimate(agg)
+        laws = mech.degraded_laws(agg.n)
+        eps_x, (p2, q2) = list(laws.items())[-1]
+        assert eps_x == pytest.approx(next(iter(BFRRCE(epsilon=8.0, L=1024).degraded_laws(agg.n))))
+        degraded = bounds.degrade_counts(agg.counts, agg.n, *bounds.thinning(mech.p, mech.q, p2, q2))
+        alpha = (1 - 0.95) / 2 * bounds.law_shares(mech.design(agg.n), laws)[-1]
+        at_law, _ = bounds.upper_bound(Observed(degraded, mech.design(agg.n).at(p2, q2)), alpha)
+        assert est.lower <= 1 <= est.upper <= at_law
 
 
 def test_law_thresholds_select_at_the_laws_users():
