@@ -1,6 +1,6 @@
 """Coverage of the true number of distinct values by the bounds of ``BFRRCE.estimate``.
 
-    python -m benchmarks.coverage [--runs 200] [--quick] [--out results.csv]
+    python -m benchmarks.coverage [--runs 200] [--quick] [--random K] [--out results.csv]
 
 For every cell of the grid (frequency shape, n, ε, L, l, unit, perturbation) it draws ``--runs``
 data sets (new random values each run, so hash collisions vary as they do between data sets),
@@ -23,6 +23,9 @@ a party holding an item twice holds it once). ``zipf0.8`` / ``zipf2.0`` as the Z
 ``heads+singletons`` (n/200 users hold a value each, the rest share n/2,000 values), run only
 where the bound comes nearest D: 10⁶ users, symmetric flips at ε = 12 and 14 and optimized ones at
 ε = 12, in sparse filters.
+
+``--random K`` runs K cells drawn off the grid instead (:func:`random_grid`, seeded by ``--seed``):
+other ε, L and l, both perturbations, every shape, n from about 300 to 10⁶.
 
 Per cell it also reports the medians of lower/D and upper/D, the ratio of the median upper
 bound to the *oracle mass balance* (the same argument with the occupied columns and their true
@@ -210,6 +213,34 @@ def grid(quick, shapes=SHAPES):
 
 
 
+RANDOM_EPSILONS = (0.7, 1.5, 3, 5, 6, 7, 9, 11, 12, 13, 14, 16)
+RANDOM_L = (256, 512, 2048, 8192, 16384, 32768, 65536)
+
+
+def random_grid(count, seed):
+    """``count`` cells off the grid, drawn from ``seed``: every shape in turn (heads+singletons
+    from 10^4 users), n log-uniform in [10^2.5, 10^6], ε from :data:`RANDOM_EPSILONS` (none of the
+    grid's but 12 and 14), L from :data:`RANDOM_L`, l in 1 … 4, either perturbation; D = n/10^u
+    (u uniform in [0.3, 3.5]) for uniform, n/m (m in 2, 5, 10, 50) for the Zipf shapes, n/5
+    for the exact shapes (which fix their own D, as the sample fixes bitcoin's)."""
+    rng = np.random.default_rng(seed)
+    cells = []
+    for k in range(count):
+        shape = ALL_SHAPES[k % len(ALL_SHAPES)]
+        n = int(round(10 ** rng.uniform(4 if shape == "heads+singletons" else 2.5, 6)))
+        eps = float(rng.choice(RANDOM_EPSILONS))
+        L, l = int(rng.choice(RANDOM_L)), int(rng.integers(1, 5))
+        perturbation = str(rng.choice(["optimized", "symmetric"]))
+        if shape == "uniform":
+            D = max(1, int(n / 10 ** rng.uniform(0.3, 3.5)))
+        elif shape.startswith("zipf"):
+            D = max(2, n // int(rng.choice([2, 5, 10, 50])))
+        else:
+            D = 0 if shape == "bitcoin" else n // 5
+        cells.append((shape, n, D, eps, L, l, "value", perturbation))
+    return cells
+
+
 COLUMNS = (("shape", "shape", "{}"), ("n", "n", "{:,}"), ("D", "D", "{:,}"), ("epsilon", "ε", "{:g}"),
            ("L", "L", "{}"), ("l", "l", "{}"), ("unit", "unit", "{}"), ("coverage", "coverage", "{:.3f}"),
            ("lower_ratio", "lower/D", "{:.3f}"), ("upper_ratio", "upper/D", "{:.2f}"),
@@ -246,6 +277,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="a smaller grid (3 n, 3 ε)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shapes", default=",".join(ALL_SHAPES), help="comma-separated subset of " + ", ".join(ALL_SHAPES))
+    ap.add_argument("--random", type=int, default=0, metavar="K",
+                    help="run K cells drawn off the grid (random_grid, seeded by --seed) instead of the grid")
     ap.add_argument("--out", help="write the table as CSV too")
     ap.add_argument("--table", help="print the markdown table of this CSV and stop")
     args = ap.parse_args(argv)
@@ -265,7 +298,8 @@ def main(argv=None):
     unknown = sorted(set(shapes) - set(ALL_SHAPES))
     if unknown:
         ap.error(f"unknown shapes {unknown}; choose from {', '.join(ALL_SHAPES)}")
-    for i, cell in enumerate(grid(args.quick, shapes)):
+    cells = random_grid(args.random, args.seed) if args.random else grid(args.quick, shapes)
+    for i, cell in enumerate(cells):
         shape, n, D, eps, L, l, unit, pert = cell
         if (shape, D) not in cache:
             cache[shape, D] = weights(shape, D)

@@ -112,6 +112,18 @@ def test_sets_holders_tables():
     assert profile[0][5] == 0.0 > profile[0][4]
 
 
+def test_coverage_random_cells_are_off_the_grid_and_seeded():
+    """--random draws cells from its seed alone, every shape in turn, none of them a grid cell."""
+    from benchmarks.coverage import ALL_SHAPES, grid, random_grid
+    cells = random_grid(40, 5)
+    assert cells == random_grid(40, 5) != random_grid(40, 6)
+    assert [c[0] for c in cells[:len(ALL_SHAPES)]] == list(ALL_SHAPES)
+    assert not set(cells) & set(grid(False, ALL_SHAPES))
+    assert all(c[1] >= 300 and 1 <= c[5] <= 4 and c[6] == "value" for c in cells)
+    out = run("coverage", ["--runs", "2", "--random", "2", "--seed", "5"])
+    assert "2 cells, 2 runs each" in out
+
+
 def test_coverage_se_ratio_is_not_given_where_value_reads_d_exactly():
     """Both below half a value: D (an integer) is read exactly and the ratio says nothing; a
     spread or a standard error of a value or more gives the ratio, whichever way it errs."""
