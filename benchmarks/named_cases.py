@@ -7,7 +7,7 @@ prints the median lower/D, upper/D and value/D (with more than 10 runs also the 
 upper/D and the medians of its blocks of 10 runs), the median upper/D of six
 data sets at ε = 4, 8 and 10, of five with few users at ε = 8, 10, 12, 16 and 20 (the bound
 must not get looser with more ε), and of three of 1–5 values whose sums are in the exact regime
-at ε = 4 … 16, where it still does by up to 15% (docs/estimation.md, "Monotone in ε"). ``--only`` keeps the
+at ε = 4 … 16, where it still does (docs/estimation.md, "Monotone in ε"). ``--only`` keeps the
 cases whose name contains NAME; ``--perturbation`` runs them all with that perturbation instead of
 the default ("optimized", p = 1/2).
 """
