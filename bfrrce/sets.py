@@ -788,13 +788,17 @@ class _Overlap(_ProfileLikelihood):
         self.sketch, self.k = sketch, k
         # cells grouped by level and sum, sums within a level in bins of a third of the noise sd
         width = max(1, int(math.sqrt(k * sketch.q * (1 - sketch.q)) / BIN_SIGMAS))
-        key = np.arange(counts.shape[0])[:, None] * (k // width + 1) + counts // width
-        key, index, weight = np.unique(key.ravel(), return_inverse=True, return_counts=True)
-        self.level = key // (k // width + 1)                     # ascending: a level's sums are contiguous
+        key = (np.arange(counts.shape[0])[:, None] * (k // width + 1) + counts // width).ravel()
+        every = np.bincount(key)                                 # keys are small integers: no sort
+        present = np.flatnonzero(every)
+        lookup = np.zeros(every.size, np.intp)
+        lookup[present] = np.arange(present.size)
+        index, weight = lookup[key], every[present]
+        self.level = present // (k // width + 1)                 # ascending: a level's sums are contiguous
         self.c = np.bincount(index, weights=counts.ravel().astype(float)) / weight   # mean sum per bin
         self.weight = weight.astype(float)
         self.rate = -np.log1p(-sketch.pi / sketch.buckets)   # λ per unit of N, per level
-        edges = np.searchsorted(self.level, np.arange(counts.shape[0] + 1))
+        edges = self.edges = np.searchsorted(self.level, np.arange(counts.shape[0] + 1))   # level g: bins edges[g]:edges[g + 1]
         self.levels = [(g, slice(a, b)) for g, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
         self.level_bins = np.diff(edges)                     # bins per level
         self._tables: dict = {}                               # _table's binomial tables per ρ
@@ -812,8 +816,9 @@ class _Overlap(_ProfileLikelihood):
         return c * np.log(x) + (self.k - c) * np.log1p(-x)
 
     def _at_sums(self, per_level):
-        """An (E, levels) array read at every sum's level: (E, distinct sums)."""
-        return per_level[:, self.level]
+        """An (E, levels) array read at every bin's level: (E, bins), laid out column by column
+        (a repeat of the transpose: the bins are grouped by level, in order)."""
+        return np.repeat(per_level.T, self.level_bins, axis=0).T
 
     def _table(self, rho):
         """Per ρ (kept for the estimate) the table of :meth:`_poisson_mixture`
@@ -823,7 +828,7 @@ class _Overlap(_ProfileLikelihood):
             if len(self._tables) >= TABLES_KEPT:
                 self._tables.clear()
             entries, scaled, top, at_bins = self._binomial_table([rho])
-            table = self._tables[rho] = (lambda rows, sums: entries(np.zeros_like(rows), sums), scaled[0], top, at_bins)
+            table = self._tables[rho] = (lambda rows, sums: entries(np.zeros_like(rows), sums), np.ascontiguousarray(scaled[0]), top, at_bins)
         return table
 
     def _binomial_table(self, rho):
@@ -838,11 +843,11 @@ class _Overlap(_ProfileLikelihood):
         x = sk.q + (sk.p - sk.q) * -np.expm1(TERMS * np.array([math.log1p(-r) for r in rho])[:, None])
         slope, base = np.log(x) - np.log1p(-x), self.k * np.log1p(-x) - LOG_FACTORIALS
         top = np.maximum(self.top, self.common_sums)
-        scaled = np.empty((len(rho), self.sums.size, TERMS.size + 1))
-        np.multiply(self.sums[:, None], slope[:, None, :], out=scaled[..., :-1])
-        scaled[..., :-1] += base[:, None, :]
-        scaled[..., -1] = self.common_sums
-        scaled -= top[:, None]
+        scaled = np.empty((len(rho), TERMS.size + 1, self.sums.size))    # sums last: contiguous loops
+        np.multiply(slope[:, :, None], self.sums, out=scaled[:, :-1])
+        scaled[:, :-1] += base[:, :, None]
+        scaled[:, -1] = self.common_sums
+        scaled -= top
 
         def entries(rows, sums):
             out = np.empty((rows.size, TERMS.size + 1))
@@ -851,7 +856,7 @@ class _Overlap(_ProfileLikelihood):
             out[:, -1] = self.common_sums[sums]
             return out
 
-        return entries, _exp_scaled(scaled), top, {}
+        return entries, _exp_scaled(scaled).transpose(0, 2, 1), top, {}
 
     def _holders_table(self, holders):
         """Per h, the table of :meth:`_poisson_mixture`: log Pr[c | M items, each held by h
@@ -922,8 +927,7 @@ class _Overlap(_ProfileLikelihood):
             at = entries(rows, sums) if callable(entries) else entries[sums]
             out[rows, cols] = _logsumexp(log_weight[:, rows, self.level[cols]] + at.T)
         if cells.any():                                              # the quadrature's entries only
-            out[quadrature] = self._quadrature(rate[cells], shared[cells], np.broadcast_to(log_keep, cells.shape)[cells],
-                                               np.broadcast_to(self.level_bins, cells.shape)[cells], quadrature)
+            self._quadrature(rate, shared, np.broadcast_to(log_keep, cells.shape), cells, out)
         return out
 
     def _at_bins(self, scaled, at_bins):
@@ -934,22 +938,26 @@ class _Overlap(_ProfileLikelihood):
             bins = at_bins["scaled"] = scaled[self.sum_index]
         return bins
 
-    def _quadrature(self, rate, shared, log_keep, runs, entries):
-        """The Gauss–Hermite sum of :meth:`_poisson_mixture` at cells of Poisson rates ``rate``
-        and common rates ``shared`` (1-D), each read at the ``runs`` consecutive sums of its
-        level, the entries where the (E, sums) mask ``entries`` holds: per node and cell,
+    def _quadrature(self, rate, shared, log_keep, cells, out):
+        """The Gauss–Hermite sum of :meth:`_poisson_mixture`, written into ``out`` (E, bins) at
+        the bins of each (row, level) where the (E, levels) mask ``cells`` holds, at Poisson
+        rates ``rate``, common rates ``shared`` and ``log_keep`` (each (E, levels)): per node,
         x = q + (p − q)(1 − e^{M·log_keep}), M the nodes of the normal approximation of
-        Poisson(rate), and the term c·ln(x/(1 − x)) + k·ln(1 − x) + ln(node weight) − shared."""
+        Poisson(rate), and the term c·ln(x/(1 − x)) + k·ln(1 − x) + ln(node weight) − shared;
+        one level at a time (its bins are contiguous), its rows broadcast against its bins."""
         sk = self.sketch
-        x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(rate + np.sqrt(rate) * HERMITE_NODES[:, None], 0.0) * log_keep)
-        log_not = np.log1p(-x)
-        c = np.broadcast_to(self.c, entries.shape)[entries]
-        terms = np.empty((x.shape[0] + 1, c.size))
-        np.multiply(c, np.repeat(np.log(x) - log_not, runs, axis=1), out=terms[:-1])
-        terms[:-1] += np.repeat(self.k * log_not + (LOG_HERMITE_WEIGHTS[:, None] - shared), runs, axis=1)
-        with np.errstate(divide="ignore"):
-            terms[-1] = np.repeat(np.log(-np.expm1(-shared)), runs) + np.broadcast_to(self.common, entries.shape)[entries]
-        return _logsumexp(terms)
+        for g in np.flatnonzero(cells.any(axis=0)):
+            rows, bins = np.flatnonzero(cells[:, g]), slice(self.edges[g], self.edges[g + 1])
+            lam, common = rate[rows, g], shared[rows, g]
+            x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lam + np.sqrt(lam) * HERMITE_NODES[:, None], 0.0)
+                                                 * log_keep[rows, g])
+            log_not = np.log1p(-x)                                          # (nodes, rows)
+            terms = np.empty((x.shape[0] + 1, rows.size, bins.stop - bins.start))
+            np.multiply(self.c[bins], (np.log(x) - log_not)[:, :, None], out=terms[:-1])
+            terms[:-1] += (self.k * log_not + (LOG_HERMITE_WEIGHTS[:, None] - common))[:, :, None]
+            with np.errstate(divide="ignore"):
+                terms[-1] = np.log(-np.expm1(-common))[:, None] + self.common[bins]
+            out[rows, bins] = _logsumexp(terms)
 
     def logliks(self, union: np.ndarray, grid: list) -> np.ndarray:
         """ℓ(N, θ) for every θ of ``grid`` (rows) and N of ``union`` (columns): one

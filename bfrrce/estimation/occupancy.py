@@ -33,6 +33,7 @@ BESIDE_COUNTS = 256                     # blocks of counts at most in binomial_u
 WAITING_TERMS = 1024                    # geometric terms of the waiting time kept one by one (then blocks)
 
 
+@functools.lru_cache(maxsize=256)
 def critical_counts(n: int, q: float) -> np.ndarray:
     """The smallest column sum whose p-value Pr[Binomial(n, q) >= c] is at most u, for every u
     of :data:`P_GRID`: 1 + the inverse survival function of Binomial(n, q) (non-increasing in u).
@@ -47,8 +48,12 @@ def critical_counts(n: int, q: float) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
+        Read-only (cached: every level of a set sketch and every trial of an evaluation asks
+        for the same (n, q)).
     """
-    return stats.binom.isf(P_GRID, n, q) + 1
+    out = stats.binom.isf(P_GRID, n, q) + 1
+    out.flags.writeable = False
+    return out
 
 
 def passing_columns(counts: ArrayLike, n: int, q: float) -> np.ndarray:
