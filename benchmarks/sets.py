@@ -128,6 +128,12 @@ def covered(intervals, truth):
     return float(np.mean([lo <= truth <= hi for lo, hi in intervals]))
 
 
+def _summary(estimates, truth):
+    """Relative RMSE, coverage and median upper bound / truth of a list of estimates."""
+    return [rel_rmse([e.value for e in estimates], truth), covered([e.interval for e in estimates], truth),
+            float(np.median([e.interval[1] for e in estimates])) / truth]
+
+
 def one_party(epsilons, sizes, runs, rng):
     rows = []
     for eps in epsilons:
@@ -297,7 +303,8 @@ def intersection(epsilons, parts, runs, rng):
 
 def flat_filter(epsilons, sizes, runs, rng):
     """One party: the flat Bloom filter (BFRRCE unit="item", l = 1, L = B·G bits) beside the
-    set sketch, relative RMSE (the filter's estimate: its default method)."""
+    set sketch: relative RMSE (the filter's estimate: its default method), coverage and median
+    upper bound / N of each."""
     from bfrrce import BFRRCE
     rows = []
     for eps in epsilons:
@@ -307,10 +314,10 @@ def flat_filter(epsilons, sizes, runs, rng):
             ours, theirs = [], []
             for _ in range(runs):
                 items = rng.integers(0, 2 ** 62, n)
-                ours.append(sk.estimate(sk.aggregate(sk.privatize(items, rng=rng))).value)
-                theirs.append(flat.estimate(flat.aggregate(flat.privatize_sets([items], rng=rng))).value)
-            rows.append([eps, n, rel_rmse(ours, n), rel_rmse(theirs, n)])
-    return ["ε", "items", "set sketch", "flat filter (unit=item)"], rows
+                ours.append(sk.estimate(sk.aggregate(sk.privatize(items, rng=rng))))
+                theirs.append(flat.estimate(flat.aggregate(flat.privatize_sets([items], rng=rng))))
+            rows.append([eps, n, *_summary(ours, n), *_summary(theirs, n)])
+    return ["ε", "items", "set sketch", "cover", "upper/N", "flat filter (unit=item)", "cover", "upper/N"], rows
 
 
 def flips(epsilons, sizes):

@@ -122,10 +122,33 @@ def occupied_lower(observed: Observed, alpha: float) -> float:
 
 def _level_upper(observed: Observed, alpha: float) -> float:
     """An upper confidence bound on D_g (the items of one level), from an upper bound on its
-    occupied cells K_g (:func:`occupied_upper`)."""
+    occupied cells K_g (:func:`items_upper` at the shares :data:`UPPER_SHARES` of α)."""
+    return items_upper(observed, UPPER_SHARES[0] * alpha, UPPER_SHARES[1] * alpha)
+
+
+def items_upper(observed: Observed, alpha_cells: float, alpha_items: float) -> float:
+    """Upper confidence bound on the distinct items hashed into the columns of ``observed``, each
+    at l of them (``design.l``), whatever the parties that hold them: K⁺ of
+    :func:`occupied_upper` at level 1 − ``alpha_cells`` (an occupied column holds at least one
+    party's bit), then the most items whose l·D slots leave L − K⁺ columns empty at level
+    1 − ``alpha_items`` (:func:`.estimation.occupancy.values_upper`; ∞ where K⁺ reaches L).
+    A party's own items share columns like anyone's: the occupancy law counts the distinct
+    items, not who holds them. Level 1 − alpha_cells − alpha_items.
+
+    Parameters
+    ----------
+    observed : Observed
+        Column (cell) sums, n = the parties.
+    alpha_cells, alpha_items : float
+        Error probabilities of the two steps.
+
+    Returns
+    -------
+    float
+    """
     d = observed.design
-    cells = occupied_upper(observed, UPPER_SHARES[0] * alpha)
-    return occupancy.values_upper(min(math.floor(cells), d.L), d.L, 1, UPPER_SHARES[1] * alpha)
+    cells = occupied_upper(observed, alpha_cells)
+    return occupancy.values_upper(min(math.floor(cells), d.L), d.L, d.l, alpha_items)
 
 
 def occupied_upper(observed: Observed, alpha: float) -> float:

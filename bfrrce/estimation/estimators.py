@@ -259,8 +259,9 @@ def estimate_cardinality(observed: Observed, *, method: str, confidence: float, 
 
     The bounds are each one-sided at (1 − confidence)/2. With ``unit="value"`` the total count
     is N = n; with ``unit="item"`` it is unknown, and Σ_j t̂_j/l estimates it; the upper bound is
-    then ∞: a party's items can share columns of its own filter (a party with many items sets
-    nearly every bit), so no column sums bound the number of items. With ``unit="value"`` the lower bound is at most n
+    then that of the occupied columns (:func:`bfrrce.set_bounds.items_upper`: a column any party
+    sets holds at least one party's bit, and the distinct items' l·D slots occupy columns by the
+    collision law whoever holds them), ∞ once the filter may be full. With ``unit="value"`` the lower bound is at most n
     (D <= n for sure, so a value pinned there has standard error 0; with a handful of users
     N²/S₂⁺ can exceed n). The lower bound is rounded down to an integer (D is one; a bound of
     1.006 on one value is a slight miss that the rounding absorbs), the upper one down too (D <= x
@@ -338,8 +339,11 @@ def estimate_cardinalities(observed: Observed, runs, *, confidence: float, param
     lower, low, lower_stderr = bounds.lower_bound(observed, alpha)
     if design.one_value_each:
         upper, up = bounds.upper_bound_over_laws(observed, degraded or {}, alpha)
-    else:       # a party's items share its bits: no number of set bits bounds its items
-        upper, up = math.inf, {"upper_by_mass_balance": math.inf}
+    else:       # sets: the occupied columns bound the distinct items, whoever holds them
+        from ..set_bounds import UPPER_SHARES, items_upper          # (that module imports this package)
+        cells = UPPER_SHARES[0] / (UPPER_SHARES[0] + UPPER_SHARES[1])
+        upper = items_upper(observed, cells * alpha, (1 - cells) * alpha)
+        up = {"upper_by_occupied_columns": upper}
     if design.one_value_each and lower > n:       # D <= n for sure: the bound keeps its level
         lower, lower_stderr = float(n), lambda: 0.0
     lower = float(math.floor(lower + 1e-9))       # D is an integer: D >= x means D >= ⌊x⌋ too
