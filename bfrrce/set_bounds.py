@@ -37,7 +37,8 @@ from .estimation.design import Design, Observed
 
 LOWER_SHARES = (0.5, 0.25, 0.25)   # occupied cells, items from cells, N from the level's items
 UPPER_SHARES = (0.5, 0.25, 0.25)   # parties outside H, items from cells, N from the level's items
-WEIGHT_BINS = 160                  # φ of occupied_weights is constant on this many runs of c
+WEIGHT_BINS = 160                  # φ of occupied_weights is constant on this many runs of c ...
+WEIGHT_HEAD = 80                   # ... and on each of the first this many sums alone
 WEIGHTS_MAX_PARTIES = 1000         # beyond, φ = t̂ (the programme's (k + 1)² law would not fit)
 
 
@@ -215,7 +216,7 @@ def _weights(parties: int, p: float, q: float) -> tuple[np.ndarray, float]:
 def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     """φ(c), c = 0..k: the weights of least variance (averaged over an empty cell and cells of
     m = 1..k holders) with E_0 φ(c) = 0 and E_m φ(c) >= 1 for m = 1..k, c ~ Binomial(m, p) +
-    Binomial(k − m, q), φ constant on at most :data:`WEIGHT_BINS` runs of c.
+    Binomial(k − m, q), φ constant on the runs of c of :func:`_weight_runs`.
 
     A least-distance programme (min |g|² subject to G g >= h, g = φ scaled by the square root of
     the averaged law), solved exactly by non-negative least squares (C. L. Lawson, R. J. Hanson,
@@ -239,7 +240,7 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     """
     k = parties
     law = _cell_laws(k, p, q)
-    runs = np.unique(np.minimum(np.arange(k + 1) * WEIGHT_BINS // (k + 1), WEIGHT_BINS - 1), return_inverse=True)[1]
+    runs = _weight_runs(k)
     binned = np.zeros((k + 1, runs[-1] + 1))
     np.add.at(binned.T, runs, law.T)                      # Pr_m[c in run r]
     empty, held = binned[0], binned[1:]
@@ -256,6 +257,16 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     if not (np.isfinite(phi).all() and least > 0):
         return debias_counts(np.arange(k + 1), k, p, q)[0]
     return phi[runs] / least
+
+
+def _weight_runs(k: int) -> np.ndarray:
+    """The run of each c = 0..k on which φ is constant: :data:`WEIGHT_BINS` runs of equal length,
+    the first :data:`WEIGHT_HEAD` sums each a run of its own (in the exact regime, where the
+    weights serve, an empty cell's sums lie there, k·q < 26, and one holder's shift by about p
+    must be told apart from none: 1,000 parties at ε = 8 read no finite bound with runs of 6)."""
+    c = np.arange(k + 1)
+    runs = np.where(c < WEIGHT_HEAD, c, WEIGHT_HEAD + np.minimum(c * WEIGHT_BINS // (k + 1), WEIGHT_BINS - 1))
+    return np.unique(runs, return_inverse=True)[1]
 
 
 @functools.lru_cache(maxsize=64)
