@@ -224,7 +224,8 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     g = −r/r_last with r the residual), the equality as two inequalities. The programme is
     always feasible (t̂ = (c − kq)/(p − q) has E_0 = 0, E_m = m); the solution is projected onto
     E_0 φ = 0 and scaled to min E_m φ = 1, and t̂ itself is returned should rounding leave no
-    usable solution.
+    usable solution. Runs of sums that every law puts below rounding (sums near k where p and q are near ½) weigh
+    nothing in any E_m φ and are left out of the programme, with φ = 0 there.
 
     Parameters
     ----------
@@ -243,8 +244,9 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     runs = _weight_runs(k)
     binned = np.zeros((k + 1, runs[-1] + 1))
     np.add.at(binned.T, runs, law.T)                      # Pr_m[c in run r]
-    empty, held = binned[0], binned[1:]
-    scale = np.sqrt(empty + held.mean(axis=0))            # Σ_r spread_r φ_r² = |g|²
+    scale = np.sqrt(binned[0] + binned[1:].mean(axis=0))   # Σ_r spread_r φ_r² = |g|²
+    reached = scale > 0              # runs of sums that every law puts below rounding: φ = 0 there
+    empty, held, scale = binned[0, reached], binned[1:, reached], scale[reached]
     system = np.vstack([held, empty, -empty]).T / scale[:, None]       # Gᵀ, G g >= (1, …, 1, 0, 0)
     system = np.vstack([system, np.concatenate([np.ones(k), [0.0, 0.0]])])
     target = np.zeros(system.shape[0])
@@ -256,7 +258,9 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     least = float((held @ phi).min())
     if not (np.isfinite(phi).all() and least > 0):
         return debias_counts(np.arange(k + 1), k, p, q)[0]
-    return phi[runs] / least
+    weights = np.zeros(reached.size)
+    weights[reached] = phi / least
+    return weights[runs]
 
 
 def _weight_runs(k: int) -> np.ndarray:
