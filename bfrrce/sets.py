@@ -828,7 +828,7 @@ class _Overlap(_ProfileLikelihood):
             if len(self._tables) >= TABLES_KEPT:
                 self._tables.clear()
             entries, scaled, top, at_bins = self._binomial_table([rho])
-            table = self._tables[rho] = (lambda rows, sums: entries(np.zeros_like(rows), sums), np.ascontiguousarray(scaled[0]), top, at_bins)
+            table = self._tables[rho] = (lambda rows, sums: entries(np.zeros_like(rows), sums), scaled[0], top, at_bins)
         return table
 
     def _binomial_table(self, rho):
@@ -944,20 +944,33 @@ class _Overlap(_ProfileLikelihood):
         rates ``rate``, common rates ``shared`` and ``log_keep`` (each (E, levels)): per node,
         x = q + (p − q)(1 − e^{M·log_keep}), M the nodes of the normal approximation of
         Poisson(rate), and the term c·ln(x/(1 − x)) + k·ln(1 − x) + ln(node weight) − shared;
-        one level at a time (its bins are contiguous), its rows broadcast against its bins."""
+        built level by level (its bins are contiguous, its rows broadcast against them) into
+        one (nodes + 1, entries) array, summed in one :func:`_logsumexp` (so that each entry's
+        sum runs in the same order whatever the other entries: a reduction over a single
+        contiguous column is pairwise in numpy)."""
         sk = self.sketch
-        for g in np.flatnonzero(cells.any(axis=0)):
-            rows, bins = np.flatnonzero(cells[:, g]), slice(self.edges[g], self.edges[g + 1])
+        blocks = [(np.flatnonzero(cells[:, g]), slice(self.edges[g], self.edges[g + 1]))
+                  for g in np.flatnonzero(cells.any(axis=0))]
+        terms = np.empty((HERMITE_NODES.size + 1, sum(rows.size * (b.stop - b.start) for rows, b in blocks)))
+        start = 0
+        for (rows, bins), g in zip(blocks, np.flatnonzero(cells.any(axis=0))):
             lam, common = rate[rows, g], shared[rows, g]
             x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lam + np.sqrt(lam) * HERMITE_NODES[:, None], 0.0)
                                                  * log_keep[rows, g])
             log_not = np.log1p(-x)                                          # (nodes, rows)
-            terms = np.empty((x.shape[0] + 1, rows.size, bins.stop - bins.start))
-            np.multiply(self.c[bins], (np.log(x) - log_not)[:, :, None], out=terms[:-1])
-            terms[:-1] += (self.k * log_not + (LOG_HERMITE_WEIGHTS[:, None] - common))[:, :, None]
+            block = np.empty((x.shape[0] + 1, rows.size, bins.stop - bins.start))
+            np.multiply(self.c[bins], (np.log(x) - log_not)[:, :, None], out=block[:-1])
+            block[:-1] += (self.k * log_not + (LOG_HERMITE_WEIGHTS[:, None] - common))[:, :, None]
             with np.errstate(divide="ignore"):
-                terms[-1] = np.log(-np.expm1(-common))[:, None] + self.common[bins]
-            out[rows, bins] = _logsumexp(terms)
+                block[-1] = np.log(-np.expm1(-common))[:, None] + self.common[bins]
+            terms[:, start:start + block[0].size] = block.reshape(block.shape[0], -1)
+            start += block[0].size
+        total = _logsumexp(terms)
+        start = 0
+        for rows, bins in blocks:
+            size = rows.size * (bins.stop - bins.start)
+            out[rows, bins] = total[start:start + size].reshape(rows.size, -1)
+            start += size
 
     def logliks(self, union: np.ndarray, grid: list) -> np.ndarray:
         """ℓ(N, θ) for every θ of ``grid`` (rows) and N of ``union`` (columns): one

@@ -330,6 +330,26 @@ def test_likelihood_rows_together_are_the_rows_alone(parties):
     assert np.array_equal(together, alone)
 
 
+@pytest.mark.parametrize("eps, parties, items", [(1.0, 7, 2_000), (0.5, 40, 20_000), (4.0, 100, 100_000)])
+def test_rho_rows_together_are_the_rows_alone_on_drawn_unions(eps, parties, items):
+    """The ρ family on sums drawn from unions (half common): Nelder–Mead's rows, each with its
+    own ρ table, equal the single-ρ likelihood to the last bit, the tables laid out alike for
+    both (a review found 84 of 4,440 such rows unequal, by 10⁻¹¹, when the single table was
+    made contiguous and the rows' were not)."""
+    from bfrrce.sets import _Overlap
+    from benchmarks.sets import occupancy
+    sk = SetSketch(epsilon=eps, buckets=256, levels=12)
+    rng = np.random.default_rng(parties)
+    agg = sk.sums_from_occupancy(occupancy(sk, items, parties, "half", rng), parties, rng)
+    model = _Overlap(sk, agg.counts.reshape(12, 256), parties)
+    rows = 40
+    union = np.exp(rng.uniform(math.log(5.0), math.log(5e6), rows))
+    share, rho = rng.random(rows), rng.uniform(1e-3, 0.99, rows)
+    together = model.loglik_rows(union, share, rho, np.full(rows, math.inf), np.zeros(rows, int))
+    alone = [model.loglik(union[i:i + 1], share[i], rho[i])[0] for i in range(rows)]
+    assert np.array_equal(together, alone)
+
+
 def test_binomial_table_entries_are_what_it_scaled():
     """_Overlap._binomial_table builds the scaled entries in place and recomputes the entries only
     where a product underflows: the recomputed entries, scaled, are the table's to the last bit
