@@ -224,8 +224,8 @@ def occupied_weights(parties: int, p: float, q: float) -> np.ndarray:
     g = −r/r_last with r the residual), the equality as two inequalities. The programme is
     always feasible (t̂ = (c − kq)/(p − q) has E_0 = 0, E_m = m); the solution is projected onto
     E_0 φ = 0 and scaled to min E_m φ = 1, and t̂ itself is returned should rounding leave no
-    usable solution. Runs of sums that every law puts below rounding (sums near k where p and q are near ½) weigh
-    nothing in any E_m φ and are left out of the programme, with φ = 0 there.
+    usable solution. Runs of sums that every law puts below rounding (sums near k where p and q
+    are near ½) weigh nothing in any E_m φ and are left out of the programme, with φ = 0 there.
 
     Parameters
     ----------
@@ -267,7 +267,8 @@ def _weight_runs(k: int) -> np.ndarray:
     """The run of each c = 0..k on which φ is constant: :data:`WEIGHT_BINS` runs of equal length,
     the first :data:`WEIGHT_HEAD` sums each a run of its own (in the exact regime, where the
     weights serve, an empty cell's sums lie there, k·q < 26, and one holder's shift by about p
-    must be told apart from none: 1,000 parties at ε = 8 read no finite bound with runs of 6)."""
+    must be told apart from none: on runs of several sums the two fall together and φ needs huge
+    values elsewhere, so the bounds lose all width)."""
     c = np.arange(k + 1)
     runs = np.where(c < WEIGHT_HEAD, c, WEIGHT_HEAD + np.minimum(c * WEIGHT_BINS // (k + 1), WEIGHT_BINS - 1))
     return np.unique(runs, return_inverse=True)[1]

@@ -949,11 +949,11 @@ class _Overlap(_ProfileLikelihood):
         sum runs in the same order whatever the other entries: a reduction over a single
         contiguous column is pairwise in numpy)."""
         sk = self.sketch
-        blocks = [(np.flatnonzero(cells[:, g]), slice(self.edges[g], self.edges[g + 1]))
+        blocks = [(g, np.flatnonzero(cells[:, g]), slice(self.edges[g], self.edges[g + 1]))
                   for g in np.flatnonzero(cells.any(axis=0))]
-        terms = np.empty((HERMITE_NODES.size + 1, sum(rows.size * (b.stop - b.start) for rows, b in blocks)))
+        terms = np.empty((HERMITE_NODES.size + 1, sum(rows.size * (b.stop - b.start) for _, rows, b in blocks)))
         start = 0
-        for (rows, bins), g in zip(blocks, np.flatnonzero(cells.any(axis=0))):
+        for g, rows, bins in blocks:
             lam, common = rate[rows, g], shared[rows, g]
             x = sk.q + (sk.p - sk.q) * -np.expm1(np.maximum(lam + np.sqrt(lam) * HERMITE_NODES[:, None], 0.0)
                                                  * log_keep[rows, g])
@@ -967,7 +967,7 @@ class _Overlap(_ProfileLikelihood):
             start += block[0].size
         total = _logsumexp(terms)
         start = 0
-        for rows, bins in blocks:
+        for _, rows, bins in blocks:
             size = rows.size * (bins.stop - bins.start)
             out[rows, bins] = total[start:start + size].reshape(rows.size, -1)
             start += size

@@ -334,8 +334,7 @@ def test_likelihood_rows_together_are_the_rows_alone(parties):
 def test_rho_rows_together_are_the_rows_alone_on_drawn_unions(eps, parties, items):
     """The ρ family on sums drawn from unions (half common): Nelder–Mead's rows, each with its
     own ρ table, equal the single-ρ likelihood to the last bit, the tables laid out alike for
-    both (a review found 84 of 4,440 such rows unequal, by 10⁻¹¹, when the single table was
-    made contiguous and the rows' were not)."""
+    both (BLAS rounds a contiguous table and a transposed one differently)."""
     from bfrrce.sets import _Overlap
     from benchmarks.sets import occupancy
     sk = SetSketch(epsilon=eps, buckets=256, levels=12)
