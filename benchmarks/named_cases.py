@@ -7,7 +7,8 @@ prints the median lower/D, upper/D and value/D (with more than 10 runs also the 
 upper/D and the medians of its blocks of 10 runs), the median upper/D of six
 data sets at ε = 4, 8 and 10, of five with few users at ε = 8, 10, 12, 16 and 20 (the bound
 must not get looser with more ε), and of three of 1–5 values whose sums are in the exact regime
-at ε = 4 … 16, where it still does (docs/estimation.md, "Monotone in ε"). ``--only`` keeps the
+at ε = 4 … 16, where it rose before the exact bound's self-bounded form (docs/estimation.md,
+"Monotone in ε"). ``--only`` keeps the
 cases whose name contains NAME; ``--perturbation`` runs them all with that perturbation instead of
 the default ("optimized", p = 1/2).
 """
@@ -55,7 +56,7 @@ FEW_USERS = (  # nq below bounds.NULL_FLOOR at the higher ε: name, counts(rng),
     ("3 x 333, L=2000", lambda rng: np.full(3, 333), 2000, 1),
 )
 FEW_USERS_EPSILONS = (8, 10, 12, 16, 20)
-EXACT_REGIME = (  # sums in the exact regime at every ε here, where the bound still rises (docs/estimation.md)
+EXACT_REGIME = (  # sums in the exact regime at every ε here, where the bound rose (docs/estimation.md)
     ("1 x 1000, L=1024", lambda rng: np.full(1, 1000), 1024, 1),
     ("1 x 500, L=4096", lambda rng: np.full(1, 500), 4096, 1),
     ("5 x 200, L=2048", lambda rng: np.full(5, 200), 2048, 1),

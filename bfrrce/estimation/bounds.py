@@ -288,6 +288,8 @@ def _window(k: int) -> int:
 
 _LAMBDAS = np.concatenate([[0.0], np.geomspace(1e-6, 10.0, 71)])
 COUNT_SHARE = 0.1      # share of the users' level for the columns found at the threshold
+SELF_LAMBDA_BELOW = 0.95   # λ of the self-bounded form, (1 − λ)U on the left (users_outside_exact)
+_SLOPES = np.append(_LAMBDAS, 0.0)[None, :]   # λ′ of its variance terms, 0 for the λ′T form
 
 
 def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: float, q: float,
@@ -313,6 +315,11 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     within w of τ, a Poisson-binomial count, whose lower tail is lighter than the binomial's,
     Hoeffding 1956; :data:`COUNT_SHARE` of the level), π₀ = Pr_0[c = τ], π_W = Pr_0[|c − τ| <= w]
     and R(M) = max_{t>=1} (E_t c − M)⁺Pr_t[c = τ]: the smaller of the two mean bounds is kept.
+    Self-bounded form: the occupied columns outside H hold U users and the min(|H|, K) occupied
+    ones of H at most max_t h(t) each, so Σ_j g(t_j) <= L·g(0) + min(|H|, K)·max_t h(t) + K·M(λ)
+    + λU, the same for v with λ′, and U⁺(D) is the largest U with (1 − λ)U − a <= z·(b + (1 −
+    w)²λ′U)^{1/2} (:func:`_self_bounded`), the smallest over λ < :data:`SELF_LAMBDA_BELOW`, λ′ and
+    the forms above: all read one event, so the minimum spends no level (docs/estimation.md).
 
     Parameters
     ----------
@@ -349,6 +356,11 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     null_var = float(count_variance(0, n, p, q)) / (p - q) ** 2
     slope = max(p * (1 - p) - q * (1 - q), 0.0) / (p - q) ** 2
     spent = np.where(_LAMBDAS > 0, _LAMBDAS * total, 0.0)      # λT (T = ∞: only λ = 0 bounds)
+    held = int(np.sum(counts > tau))                             # |H|
+    own = _LAMBDAS < SELF_LAMBDA_BELOW                          # the λ of the self-bounded form
+    kept = np.append(1 - _LAMBDAS[own], 1.0)[:, None]            # 1 − λ, and 1 for the λT form
+    mean_terms = np.append(g_table[own], 0.0)[:, None]           # M(λ) per row, 0 for the λT form
+    second_terms = np.append(v_table, 0.0)[None, :]              # M_v(λ′) per column, last: λ′T's
 
     def users_out(values: float) -> float:
         k = min(float(L), l * values)
@@ -359,12 +371,27 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
         bias = min(bias, by_count)
         spread = L * v0 + float(np.min(k * v_table + spent))
         inner = L * max(null_var - v0, 0.0) + k * v0 + slope * total    # Σ_j E[e_j²1{c_j > τ}] at most
-        if not math.isfinite(inner):             # T unknown: the direct way alone
-            return base + bias + z * math.sqrt(spread)
-        w = combined_weight(inner, spread)       # a function of D only, not of the data
-        return w * rest + (1 - w) * base + bias + z * math.sqrt(w * w * inner + (1 - w) ** 2 * spread)
+        w = combined_weight(inner, spread) if math.isfinite(inner) else 0.0   # a function of D only
+        read = (w * rest if w > 0 else 0.0) + (1 - w) * base
+        bound = read + bias + z * math.sqrt(w * w * (inner if w > 0 else 0.0) + (1 - w) ** 2 * spread)
+        # the self-bounded form: the occupied columns outside H hold U users, those in H at most |H|
+        heads = min(held, k)
+        mean = read + L * g0 + heads * g_table[0] + k * mean_terms                # + λU
+        mean[-1] = read + bias                                                    # the λT form
+        second = L * v0 + heads * v_table[0] + k * second_terms                   # + λ′U
+        second[0, -1] = spread                                                    # the λ′T form
+        fixed = (w * w * inner if w > 0 else 0.0) + (1 - w) ** 2 * second
+        return min(bound, float(np.min(_self_bounded(mean, kept, fixed, (1 - w) ** 2 * _SLOPES, z))))
 
     return users_out
+
+
+def _self_bounded(a, r, fixed, slope, z):
+    """The largest U with r·U − a <= z·(fixed + slope·U)^{1/2} (r > 0): the larger root of
+    (rU − a)² = z²(fixed + slope·U), (a/r)⁺ where the noise bound is 0 (broadcast over the arrays)."""
+    b = 2 * r * a + z * z * slope
+    disc = np.maximum(b * b - 4 * r * r * (a * a - z * z * fixed), 0.0)
+    return (b + np.sqrt(disc)) / (2 * r * r)
 
 
 def window_half_width(n: int, p: float, q: float) -> int:

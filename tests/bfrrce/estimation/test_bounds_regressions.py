@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import special
+from scipy import special, stats
 
 from bfrrce import BFRRCE
 from bfrrce.estimation import moments
@@ -143,6 +143,34 @@ def test_exact_users_outside_bound_covers_light_columns(t, tau):
                                            total=n, alpha=alpha)
         misses += bound(D) < users[counts <= tau].sum()
     assert misses <= runs * alpha + 5 * math.sqrt(runs * alpha * (1 - alpha))
+
+
+@pytest.mark.parametrize("m, t, q", [(10, 1, 1e-6), (10, 5, 1e-6), (30, 3, 1e-4), (10, 5, 1e-4)])
+def test_exact_bound_with_a_heavy_column_covers_and_reads_the_light_columns_own_noise(m, t, q):
+    """A heavy column of 500 users and m light columns of t users (p = 1/2, τ the null's 1 − 1/L
+    quantile): the exact bound U⁺(D), whose self-bounded form charges the light columns' bias
+    to the U users they hold instead of to all T, misses U at most at its level α; with an
+    empty column silent (q = 10⁻⁶, τ = 0) its median is below z·σ_H, the heavy column's own noise
+    σ_H = (500·p(1 − p))^{1/2}/(p − q), which any reading through the complement T − Σ_H t̂_j carries."""
+    from bfrrce.estimation import bounds
+    L, p, alpha, runs, heavy = 1024, 0.5, 0.05, 300, 500
+    n, D = heavy + m * t, m + 1
+    users = np.zeros(L, dtype=np.int64)
+    users[:m], users[m] = t, heavy
+    tau = float(stats.binom.isf(1 / L, n, q))
+    rng = np.random.default_rng(5)
+    misses, reads = 0, []
+    for _ in range(runs):
+        counts = rng.binomial(users, p) + rng.binomial(n - users, q)
+        t_hat, _ = debias_counts(counts, n, p, q)
+        bound = bounds.users_outside_exact(counts, t_hat, n=n, p=p, q=q, tau=tau, L=L, l=1,
+                                           total=n, alpha=alpha)
+        misses += bound(D) < users[counts <= tau].sum()
+        reads.append(bound(D))
+    assert misses <= runs * alpha + 5 * math.sqrt(runs * alpha * (1 - alpha))
+    if tau == 0:
+        sigma_heavy = math.sqrt(heavy * p * (1 - p)) / (p - q)
+        assert np.median(reads) < stats.norm.isf(alpha) * sigma_heavy
 
 
 def test_window_terms_at_a_vanishing_gap_warn_nothing():
