@@ -345,7 +345,9 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     Returns
     -------
     callable
-        D ↦ U⁺(D), non-decreasing.
+        D ↦ U⁺(D). It may dip by a fraction of a user where the combination's weight moves with D;
+        the search (:func:`values_upper_by_slots`) needs only the slots' excess l·D − … − U⁺(D)
+        non-decreasing, which a dip keeps.
     """
     g0, v0, g_table, v_table, null_at, levels, excess, kappa, null_window = _truncated_moments(n, p, q, tau)
     base = float(np.sum(t_hat[counts <= tau]))
@@ -355,7 +357,7 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     at_most = L * float(special.betaincinv(found + 1, max(L - found, 1), 1 - COUNT_SHARE * alpha))
     null_var = float(count_variance(0, n, p, q)) / (p - q) ** 2
     slope = max(p * (1 - p) - q * (1 - q), 0.0) / (p - q) ** 2
-    spent = np.where(_LAMBDAS > 0, _LAMBDAS * total, 0.0)      # λT (T = ∞: only λ = 0 bounds)
+    spent = _LAMBDAS * total if math.isfinite(total) else np.where(_LAMBDAS > 0, math.inf, 0.0)   # λT
     held = int(np.sum(counts > tau))                             # |H|
     own = _LAMBDAS < SELF_LAMBDA_BELOW                          # the λ of the self-bounded form
     kept = np.append(1 - _LAMBDAS[own], 1.0)[:, None]            # 1 − λ, and 1 for the λT form
