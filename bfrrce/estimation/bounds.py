@@ -245,14 +245,15 @@ def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple:
     """Exact g(t) = E_t[−e·1{c <= τ}] and v(t) = E_t[e²·1{c <= τ}] for a column of t users
     (c ~ Binomial(t, p) + Binomial(n − t, q), e = (c − E c)/(p − q)), as (g(0), v(0), and the
     tables M(λ) = max_{t>=1} (h(t) − λt)⁺ of h = (g − g(0))⁺ and of (v − v(0))⁺ over the grid
-    :data:`_LAMBDAS` of λ), and for the count bound of :func:`users_outside_exact`
+    :data:`_LAMBDAS` of λ, and of v(0) − v(t) (v = 0 beyond the t searched), the part of
+    E_t[e²·1{c > τ}] − E_0[e²·1{c > τ}] beyond its slope in t), and for the count bound of :func:`users_outside_exact`
     Pr_0[c = τ], a grid of levels M of E c, max_{t>=1} (E_t c − M)⁺·Pr_t[c = τ], κ and
     Pr_0[|c − τ| <= w]. Beyond the t where E c >= τ + 12·(E c)^{1/2} + 12, Pr[c <= τ] is
     below e^{-30} (Bernstein) and both vanish, so t = 0 … that t is searched."""
     k = int(tau)
     if k < 0:
         return (0.0, 0.0, np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size), 0.0, np.zeros(1), np.zeros(1),
-                1.0, 0.0)
+                1.0, 0.0, np.zeros(_LAMBDAS.size))
     w = _window(k)
     reach = (6 + math.sqrt(48 + k + w)) ** 2                # the E c beyond which c <= τ + w is negligible
     top = int(min(n, max(math.ceil((reach - n * q) / (p - q)), 1)))
@@ -271,6 +272,8 @@ def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple:
     def table(h):
         return np.max(np.maximum(np.maximum(h[1:] - h[0], 0.0)[None, :] - _LAMBDAS[:, None] * users, 0.0), axis=1)
 
+    above = np.append(v[0] - v[1:], v[0])[None, :] - _LAMBDAS[:, None] * np.arange(1, top + 2)[None, :]
+
     # Stein: E[(c − E c)1{c > τ}] <= E c·Pr[c = τ]; the excess of E c over M weighs Pr[c = τ]
     mean, at = t[1:, 0] * p + (n - t[1:, 0]) * q, law[1:, k]
     levels = np.quantile(mean, np.linspace(0, 1, 33)) if mean.size else np.zeros(1)
@@ -278,7 +281,8 @@ def _truncated_moments(n: int, p: float, q: float, tau: float) -> tuple:
     # Pr_t[c = τ] <= κ·Pr_t[|c − τ| <= w] for every t >= 1: the columns at τ read from the window's
     ratio = np.divide(at, window[1:], out=np.zeros_like(at), where=window[1:] > 0)
     kappa = float(min(ratio.max(initial=0.0), 1.0))
-    return float(g[0]), float(v[0]), table(g), table(v), float(law[0, k]), levels, excess, kappa, float(window[0])
+    return (float(g[0]), float(v[0]), table(g), table(v), float(law[0, k]), levels, excess, kappa, float(window[0]),
+            np.max(np.maximum(above, 0.0), axis=1))
 
 
 def _window(k: int) -> int:
@@ -319,7 +323,10 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
     ones of H at most max_t h(t) each, so Σ_j g(t_j) <= L·g(0) + min(|H|, K)·max_t h(t) + K·M(λ)
     + λU, the same for v with λ′, and U⁺(D) is the largest U with (1 − λ)U − a <= z·(b + (1 −
     w)²λ′U)^{1/2} (:func:`_self_bounded`), the smallest over λ < :data:`SELF_LAMBDA_BELOW`, λ′ and
-    the forms above: all read one event, so the minimum spends no level (docs/estimation.md).
+    the forms above; the complement's variance likewise, L·u(0) + min(|H|, K)·v(0) + V′⁺T +
+    K·M_u(μ) + μU (u = V − v, M_u(μ) = max_{t>=1} (v(0) − v(t) − μt)⁺, μ the grid's best at the
+    bound so far) instead of L·u(0) + K·v(0) + V′⁺T: all read one event, so the minimum spends
+    no level (docs/estimation.md).
 
     Parameters
     ----------
@@ -349,7 +356,7 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
         the search (:func:`values_upper_by_slots`) needs only the slots' excess l·D − … − U⁺(D)
         non-decreasing, which a dip keeps.
     """
-    g0, v0, g_table, v_table, null_at, levels, excess, kappa, null_window = _truncated_moments(n, p, q, tau)
+    g0, v0, g_table, v_table, null_at, levels, excess, kappa, null_window, u_table = _truncated_moments(n, p, q, tau)
     base = float(np.sum(t_hat[counts <= tau]))
     rest = total - float(np.sum(t_hat[counts > tau]))
     z = -float(special.ndtri((1 - COUNT_SHARE) * alpha))
@@ -382,8 +389,16 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
         mean[-1] = read + bias                                                    # the λT form
         second = L * v0 + heads * v_table[0] + k * second_terms                   # + λ′U
         second[0, -1] = spread                                                    # the λ′T form
-        fixed = (w * w * inner if w > 0 else 0.0) + (1 - w) ** 2 * second
-        return min(bound, float(np.min(_self_bounded(mean, kept, fixed, (1 - w) ** 2 * _SLOPES, z))))
+        best = min(bound, float(np.min(_self_bounded(mean, kept, (w * w * inner if w > 0 else 0.0)
+                                                      + (1 - w) ** 2 * second, (1 - w) ** 2 * _SLOPES, z))))
+        if w > 0:       # the complement's variance, self-bounded too: + μU, μ the best at the bound so far
+            outer = inner - k * v0 + heads * v0 + k * u_table                       # over μ of _LAMBDAS
+            for _ in range(2):
+                pick = int(np.argmin(outer + _LAMBDAS * best))
+                best = min(best, float(np.min(_self_bounded(
+                    mean, kept, w * w * outer[pick] + (1 - w) ** 2 * second,
+                    w * w * _LAMBDAS[pick] + (1 - w) ** 2 * _SLOPES, z))))
+        return best
 
     return users_out
 

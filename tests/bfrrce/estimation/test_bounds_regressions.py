@@ -152,17 +152,19 @@ def test_exact_users_outside_bound_covers_light_columns(t, tau):
     assert misses <= runs * alpha + 5 * math.sqrt(runs * alpha * (1 - alpha))
 
 
-@pytest.mark.parametrize("m, t, q", [(10, 1, 1e-6), (10, 5, 1e-6), (30, 3, 1e-4), (10, 5, 1e-4)])
-def test_exact_bound_with_a_heavy_column_covers_light_columns(m, t, q):
-    """A heavy column of 500 users and m light columns of t users (p = 1/2, τ the null's 1 − 1/L
-    quantile): the exact bound U⁺(D), whose self-bounded form charges the light columns' bias
-    and variance to the U users they hold instead of to all T, misses U at most at its level α
+@pytest.mark.parametrize("m, t, p, q", [(10, 1, 0.5, 1e-6), (10, 5, 0.5, 1e-6), (30, 3, 0.5, 1e-4), (10, 5, 0.5, 1e-4),
+                                        (10, 1, 0.982, 0.018), (30, 3, 0.9933, 0.0067)])
+def test_exact_bound_with_a_heavy_column_covers_light_columns(m, t, p, q):
+    """A heavy column of 500 users and m light columns of t users (p = 1/2, and symmetric flips
+    p = 1 − q; τ the null's 1 − 1/L quantile): the exact bound U⁺(D), whose self-bounded form
+    charges the light columns' bias and variance, and the complement's variance, to the U users
+    they hold instead of to all T or to every occupied column, misses U at most at its level α
     (its sharpness is tested through the estimate, tests/bfrrce/estimation/test_bounds_monotone.py)."""
     alpha, runs = 0.05, 300
     users = np.zeros(1024, dtype=np.int64)
     users[:m], users[m] = t, 500
     tau = float(stats.binom.isf(1 / users.size, int(users.sum()), q))
-    misses = exact_misses(users, 0.5, q, tau, alpha, runs)
+    misses = exact_misses(users, p, q, tau, alpha, runs)
     assert misses <= runs * alpha + 5 * math.sqrt(runs * alpha * (1 - alpha))
 
 
