@@ -93,23 +93,34 @@ def test_upper_bound_tries_the_law_outside_the_exact_regime_where_the_grid_is_in
         assert est.lower <= 1 <= est.upper <= at_law
 
 
+MONOTONE_EPSILONS = (8.0, 10.0, 12.0, 16.0)
+
+
+def median_uppers(values, users, L, perturbation="optimized", seeds=20):
+    """Median upper bound over ``seeds`` seeded runs (hash seed s, noise seed s) at each ε of
+    MONOTONE_EPSILONS, for ``values`` values of ``users`` users each; every interval must hold
+    D. Returns (the medians, the last mechanism)."""
+    warnings.simplefilter("ignore", PrivacyWarning)
+    medians = []
+    for eps in MONOTONE_EPSILONS:
+        uppers = []
+        for seed in range(seeds):
+            rng = np.random.default_rng(seed)
+            mech = BFRRCE(epsilon=eps, L=L, perturbation=perturbation, hash_seed=seed)
+            est = mech.estimate(mech.simulate(np.arange(values), counts=np.full(values, users), rng=rng))
+            assert est.lower <= values <= est.upper
+            uppers.append(est.upper)
+        medians.append(float(np.median(uppers)))
+    return medians, mech
+
+
 def test_one_value_of_few_users_is_bounded_below_the_heavy_columns_noise_and_tighter_with_epsilon():
     """One value held by 500 users, L = 4096 (every sum in the exact regime): the median upper
     bound over 20 seeds does not rise from ε = 8 to 10, 12 and 16 (it rose from
     62 to 72 between ε = 8 and 10 while the light columns' exact bias was charged to all n users),
     and at ε = 16 it is below 1 + 1.96·σ_H, σ_H = (500/4)^{1/2}/(p − q) the heavy column's noise,
     where a mass balance through the complement n − t̂_H stops."""
-    warnings.simplefilter("ignore", PrivacyWarning)
-    medians = []
-    for eps in (8.0, 10.0, 12.0, 16.0):
-        uppers = []
-        for seed in range(20):
-            rng = np.random.default_rng(seed)
-            mech = BFRRCE(epsilon=eps, L=4096, hash_seed=seed)
-            est = mech.estimate(mech.simulate(np.arange(1), counts=np.full(1, 500), rng=rng))
-            assert est.lower <= 1 <= est.upper
-            uppers.append(est.upper)
-        medians.append(float(np.median(uppers)))
+    medians, mech = median_uppers(1, 500, 4096)
     assert all(b <= a for a, b in zip(medians, medians[1:])), medians
     assert medians[-1] < 1 + 1.96 * math.sqrt(500 / 4) / (mech.p - mech.q)
 
@@ -121,17 +132,7 @@ def test_symmetric_flips_bound_few_users_tighter_with_epsilon(values, users, L):
     19.5 for one value, 35 → 41.5 for five) while the complement's variance charged an empty
     column's variance to every column a hypothesised D occupies: at ε = 8 the first law takes
     the whole level (ε_x >= 0.8·ε), at ε = 10 only 0.6 of it, and the sums' own bound was no help."""
-    warnings.simplefilter("ignore", PrivacyWarning)
-    medians = []
-    for eps in (8.0, 10.0, 12.0, 16.0):
-        uppers = []
-        for seed in range(20):
-            rng = np.random.default_rng(seed)
-            mech = BFRRCE(epsilon=eps, L=L, perturbation="symmetric", hash_seed=seed)
-            est = mech.estimate(mech.simulate(np.arange(values), counts=np.full(values, users), rng=rng))
-            assert est.lower <= values <= est.upper
-            uppers.append(est.upper)
-        medians.append(float(np.median(uppers)))
+    medians, _ = median_uppers(values, users, L, "symmetric")
     assert all(b <= a for a, b in zip(medians, medians[1:])), medians
 
 
