@@ -382,15 +382,15 @@ def users_outside_exact(counts: np.ndarray, t_hat: np.ndarray, *, n: int, p: flo
         inner = L * max(null_var - v0, 0.0) + k * v0 + slope * total    # Σ_j E[e_j²1{c_j > τ}] at most
         w = combined_weight(inner, spread) if math.isfinite(inner) else 0.0   # a function of D only
         read = (w * rest if w > 0 else 0.0) + (1 - w) * base
-        bound = read + bias + z * math.sqrt(w * w * (inner if w > 0 else 0.0) + (1 - w) ** 2 * spread)
-        # the self-bounded form: the occupied columns outside H hold U users, those in H at most |H|
+        # the self-bounded form: the occupied columns outside H hold U users, those in H at most |H|;
+        # the last row and column are the λT and λ′T forms (their root is read + bias + z·σ)
         heads = min(held, k)
         mean = read + L * g0 + heads * g_table[0] + k * mean_terms                # + λU
-        mean[-1] = read + bias                                                    # the λT form
+        mean[-1] = read + bias
         second = L * v0 + heads * v_table[0] + k * second_terms                   # + λ′U
-        second[0, -1] = spread                                                    # the λ′T form
-        best = min(bound, float(np.min(_self_bounded(mean, kept, (w * w * inner if w > 0 else 0.0)
-                                                      + (1 - w) ** 2 * second, (1 - w) ** 2 * _SLOPES, z))))
+        second[0, -1] = spread
+        best = float(np.min(_self_bounded(mean, kept, (w * w * inner if w > 0 else 0.0) + (1 - w) ** 2 * second,
+                                          (1 - w) ** 2 * _SLOPES, z)))
         if w > 0:       # the complement's variance, self-bounded too: + μU, μ the best at the bound so far
             outer = inner - k * v0 + heads * v0 + k * u_table                       # over μ of _LAMBDAS
             for _ in range(2):

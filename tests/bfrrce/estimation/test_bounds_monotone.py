@@ -116,10 +116,10 @@ def median_uppers(values, users, L, perturbation="optimized", seeds=20):
 
 def test_one_value_of_few_users_is_bounded_below_the_heavy_columns_noise_and_tighter_with_epsilon():
     """One value held by 500 users, L = 4096 (every sum in the exact regime): the median upper
-    bound over 20 seeds does not rise from ε = 8 to 10, 12 and 16 (it rose from
-    62 to 72 between ε = 8 and 10 while the light columns' exact bias was charged to all n users),
-    and at ε = 16 it is below 1 + 1.96·σ_H, σ_H = (500/4)^{1/2}/(p − q) the heavy column's noise,
-    where a mass balance through the complement n − t̂_H stops."""
+    bound over 20 seeds does not rise from ε = 8 to 10, 12 and 16 (it rose between ε = 8 and 10
+    while the light columns' exact bias was charged to all n users), and at ε = 16 it is below
+    1 + 1.96·σ_H, σ_H = (500/4)^{1/2}/(p − q) the heavy column's noise, where a mass balance
+    through the complement n − t̂_H stops."""
     medians, mech = median_uppers(1, 500, 4096)
     assert all(b <= a for a, b in zip(medians, medians[1:])), medians
     assert medians[-1] < 1 + 1.96 * math.sqrt(500 / 4) / (mech.p - mech.q)
@@ -128,10 +128,10 @@ def test_one_value_of_few_users_is_bounded_below_the_heavy_columns_noise_and_tig
 @pytest.mark.parametrize("values, users, L", [(1, 1000, 1024), (5, 200, 2048), (3, 333, 2000)])
 def test_symmetric_flips_bound_few_users_tighter_with_epsilon(values, users, L):
     """Symmetric flips, about 1,000 users in 1–5 values (every sum in the exact regime): the
-    median upper bound over 20 seeds does not rise from ε = 8 to 10, 12 and 16. It rose (17 →
-    19.5 for one value, 35 → 41.5 for five) while the complement's variance charged an empty
-    column's variance to every column a hypothesised D occupies: at ε = 8 the first law takes
-    the whole level (ε_x >= 0.8·ε), at ε = 10 only 0.6 of it, and the sums' own bound was no help."""
+    median upper bound over 20 seeds does not rise from ε = 8 to 10, 12 and 16. It rose from
+    ε = 8 to 10 while the complement's variance charged an empty column's variance to every
+    column a hypothesised D occupies: at ε = 8 the first law takes the whole level (ε_x >= 0.8·ε),
+    at ε = 10 only 0.6 of it, and the sums' own bound was no help."""
     medians, _ = median_uppers(values, users, L, "symmetric")
     assert all(b <= a for a, b in zip(medians, medians[1:])), medians
 
