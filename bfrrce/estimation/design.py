@@ -167,6 +167,8 @@ class PointEstimate:
         Its standard error.
     details : dict
         The estimator's ingredients.
+    assumption : str or None
+        What ``value`` rests on, where it is not the method's usual assumption.
     """
 
     value: float
@@ -174,3 +176,4 @@ class PointEstimate:
     visible: float
     visible_se: float
     details: dict
+    assumption: str | None = None

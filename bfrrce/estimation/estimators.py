@@ -39,7 +39,7 @@ import numpy as np
 from protocols.core.lazy import optimize, special, stats
 from protocols.errors import LDPValueError
 
-from . import bounds, occupancy
+from . import bounds, classes, occupancy
 from .design import Candidates, Observed, PointEstimate
 from .detection import detection_limit, detection_probability
 from .result import CardinalityEstimate, Count
@@ -50,6 +50,10 @@ AGREE_Z = 2.0                  # S and V read the same occupied columns within t
 SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (nearly) full
 ASSUMPTION = ("all values have about equal frequencies or are above the detection limit "
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
+CLASSES_REJECT = 1.92          # −Δℓ beyond which the frequency-class likelihood rejects an estimate (χ²₁(0.95)/2)
+CLASSES_MIN_COLUMNS = 1024     # fewer columns than this: the class model's 24-46 rates overfit them
+CLASSES_ASSUMPTION = ("nothing about the frequencies (the likelihood of every column sum over frequency classes, "
+                      "each number of users at a free rate, rejected the equal-frequency reading {:,.0f})")
 
 
 def combine(visible: float, visible_se: float, equal: float, equal_se: float,
@@ -150,6 +154,61 @@ def estimate_fill(observed: Observed) -> PointEstimate:
     visible, noise_se, hash_se, details = _visible_count(observed)
     return _combined(observed, visible, noise_se, hash_se, details,
                      lambda: (details["occupied_columns"], details["occupied_columns_se"]))
+
+
+def checked_by_classes(observed: Observed, point: PointEstimate) -> PointEstimate:
+    """The point estimate, or the frequency-class estimate where that model rejects it.
+
+    With one value per user and l = 1, the likelihood of every column sum over frequency classes
+    (:class:`.classes.FrequencyClasses`: values of each number of users at free rates, their
+    users n in all, no assumption on the frequency law) is profiled over D. Where it falls more
+    than :data:`CLASSES_REJECT` below its maximum at ``point.value`` (outside its 95% interval),
+    the equal-frequency reading is wrong for these sums (singletons and pairs read as one
+    frequency, a skewed law read as equal) and the estimate becomes the nearest D that the class
+    model does not reject (the end of that interval on the reading's side: continuous in the
+    reading, and a reading rejected by chance moves no further), its standard error the half
+    width of the profile's 68% interval and the distance to the class model's maximum (the bias
+    the end may carry) in quadrature (docs/estimation.md, "Frequency classes"); a profile that
+    did not move from its maximum on both sides (a stalled search) leaves the reading. Not used
+    where the sums do not resolve a few users (the model's ``usable``), with fewer than
+    :data:`CLASSES_MIN_COLUMNS` columns or with l > 1.
+
+    Parameters
+    ----------
+    observed : Observed
+        The column sums and their design.
+    point : PointEstimate
+        The estimate to check (:func:`estimate_fill`).
+
+    Returns
+    -------
+    PointEstimate
+        ``point`` with ``classes_users`` (t_max) and, where the quick check of
+        :meth:`.classes.FrequencyClasses.within` did not settle it, ``classes_bound`` (the D on
+        its side where the profile falls :data:`CLASSES_REJECT`) in its details, or the class model's
+        estimate with the reading it replaced (``equal_frequency_reading`` and its standard error).
+    """
+    d = observed.design
+    if not (d.one_value_each and d.l == 1 and d.L >= CLASSES_MIN_COLUMNS) or not point.value > 0:
+        return point
+    model = classes.FrequencyClasses(observed.counts, d.n, d.p, d.q)
+    if not model.usable:
+        return point
+    model.fit()
+    if model.within(point.value / d.L, CLASSES_REJECT):    # rates of that D fit within it: not rejected
+        return dataclasses.replace(point, details={**point.details, "classes_users": model.t_max})
+    side = 1.0 if point.value > d.L * model.lam else -1.0
+    end = d.L * model.crossing(CLASSES_REJECT, side)          # where the profile falls CLASSES_REJECT
+    details = {**point.details, "classes_bound": end, "classes_users": model.t_max}
+    if side * (point.value - end) <= 0:
+        return dataclasses.replace(point, details=details)
+    low, high = model.interval()
+    details.update(classes_estimate=d.L * model.lam, classes_interval=(d.L * low, d.L * high))
+    if not (low < model.lam * (1 - 1e-3) and high > model.lam * (1 + 1e-3)):    # its profile stalled
+        return dataclasses.replace(point, details=details)
+    details.update(equal_frequency_reading=point.value, equal_frequency_reading_stderr=point.std_error)
+    se = math.hypot(d.L * (high - low) / 2, end - d.L * model.lam)     # its spread and its distance from λ̂
+    return PointEstimate(end, se, point.visible, point.visible_se, details, CLASSES_ASSUMPTION.format(point.value))
 
 
 def _visible_count(observed):
@@ -382,7 +441,7 @@ def _assemble(observed: Observed, shared: _Shared, method: str, threshold: float
     """One method's :class:`CardinalityEstimate` within the bounds of :func:`estimate_cardinalities`."""
     lower, upper = shared.interval
     if method == "fill":
-        point = estimate_fill(observed)
+        point = checked_by_classes(observed, estimate_fill(observed))
     elif method == "corrected":
         point = estimate_corrected(observed, candidates)
     else:
@@ -399,5 +458,5 @@ def _assemble(observed: Observed, shared: _Shared, method: str, threshold: float
                   shared.confidence)
     return CardinalityEstimate(
         float(value), float(se), (float(lower), float(upper)), shared.confidence,
-        "the paper's threshold rule" if method == "paper" else ASSUMPTION, shown, shared.limit, shared.curve,
+        "the paper's threshold rule" if method == "paper" else point.assumption or ASSUMPTION, shown, shared.limit, shared.curve,
         method, dict(shared.parameters), {**point.details, **shared.details, **pinned})

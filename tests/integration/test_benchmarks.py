@@ -39,6 +39,7 @@ def run(name, argv):
     ("estimate_speed", ["--L", "1024", "--n", "20000", "--repeats", "1", "--epsilons", "4"], "median estimate"),
     ("laplace_stress", ["--runs", "2"], "largest share of runs above D"),
     ("extrapolation", ["--runs", "1"], "| equal | 500 |"),
+    ("frequency_classes", ["--runs", "2", "--cells", "1"], "| pairs 0.2 | 2,000 |"),
     ("named_cases", ["--runs", "11", "--first-seed", "3", "--only", "500 x 200, eps=8, L=1024, l=1"],
      "medians of its blocks of 10 runs"),
 ])

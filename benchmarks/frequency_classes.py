@@ -1,0 +1,111 @@
+"""The point estimate against the equal-frequency reading it replaces where the frequency-class
+likelihood rejects it (bfrrce.estimation.estimators.checked_by_classes, docs/estimation.md,
+"Frequency classes").
+
+Cells of few-user values (singletons and pairs, geometric and Zipf laws) and of equal
+frequencies, l = 1, at ε where a column's sum resolves a few users. Per cell and run: new values,
+a new hash seed, the reports simulated, ``estimate`` read; the equal-frequency reading is the
+estimate where nothing was replaced, else ``details["equal_frequency_reading"]``. The table gives
+the AARE and se/sd (median reported standard error over the spread of the error) of both, the
+share of runs where the reading was replaced, the share where the bounds locate D (upper/lower
+<= 2) and the inverse Simpson baseline's AARE (benchmarks/baselines.py).
+
+    python -m benchmarks.frequency_classes --runs 10 --out docs/frequency-classes.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+
+import numpy as np
+
+from bfrrce import BFRRCE, PrivacyWarning
+
+from ._common import emit, run_stamp
+from .baselines import BASELINES
+
+CELLS = [  # (shape, n, ε, L)
+    ("pairs 0.2", 2000, 12, 16384), ("pairs 0.2", 20000, 12, 65536), ("pairs 0.5", 5000, 8, 16384),
+    ("pairs 0.2", 1000, 10, 4096), ("singletons", 2166, 12, 16384), ("singletons", 10000, 16, 65536),
+    ("singletons", 1000, 8, 1024), ("geometric 1.5", 5000, 12, 16384), ("geometric 2", 10000, 16, 65536),
+    ("geometric 3", 3000, 10, 16384), ("geometric 1.5", 50000, 10, 65536), ("zipf 1.5", 5000, 12, 16384),
+    ("zipf 1.1", 20000, 10, 65536), ("zipf 2.0", 20000, 16, 65536), ("zipf 1.1", 100000, 8, 65536),
+    ("equal 100", 1000, 8, 1024), ("equal 500", 100000, 8, 1024), ("equal 1000", 5000, 10, 16384),
+    ("equal 200", 2000, 12, 4096), ("equal 2000", 10000, 12, 16384), ("equal 50", 10000, 8, 4096),
+    ("equal 1000", 20000, 8, 16384), ("equal 12", 1000, 4, 1024), ("equal 10", 100000, 10, 4096),
+]
+
+
+def users_per_value(shape: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n users' counts per value: ``pairs a`` (a share a of the users in pairs, the rest alone),
+    ``singletons``, ``geometric m`` (1 + Geometric, mean m, the last value cut to n users),
+    ``zipf s`` (n draws over n/3 values with Pr ∝ rank^−s, zeros dropped) or ``equal D``."""
+    kind, _, arg = shape.partition(" ")
+    if kind == "pairs":
+        pairs = int(n * float(arg) / 2)
+        return np.concatenate([np.full(pairs, 2), np.ones(n - 2 * pairs, dtype=np.int64)])
+    if kind == "singletons":
+        return np.ones(n, dtype=np.int64)
+    if kind == "geometric":
+        f = rng.geometric(1 / float(arg), size=n)
+        f = f[:np.searchsorted(np.cumsum(f), n) + 1]
+        f[-1] -= f.sum() - n
+        return f[f > 0]
+    if kind == "zipf":
+        w = np.arange(1, n // 3 + 1) ** -float(arg)
+        f = rng.multinomial(n, w / w.sum())
+        return f[f > 0]
+    return np.diff(np.linspace(0, n, int(arg) + 1).round().astype(np.int64))
+
+
+def run_cell(shape, n, eps, L, runs, seed):
+    mech = BFRRCE(epsilon=eps, L=L, l=1)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(runs):
+        f = users_per_value(shape, n, rng)
+        agg = mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng)
+        est = mech.estimate(agg)
+        reading = est.details.get("equal_frequency_reading", est.value)
+        reading_se = est.details.get("equal_frequency_reading_stderr", est.std_error)
+        simpson = BASELINES["simpson"](agg.counts, agg.n, mech.p, mech.q, L, 1, rng)
+        rows.append((f.size, est.value, est.std_error, reading, reading_se, reading != est.value,
+                     est.upper <= 2 * est.lower, simpson))
+    D, value, se, reading, reading_se, replaced, located, simpson = np.array(rows, dtype=float).T
+
+    def aare(v):
+        return float(np.mean(np.abs(v - D) / D))
+
+    def se_sd(v, s):
+        spread = float(np.std(v - D))
+        return float(np.median(s)) / spread if spread > 0 else math.nan
+    return [shape, n, int(np.median(D)), eps, L, float(located.mean()), aare(reading), aare(value),
+            se_sd(reading, reading_se), se_sd(value, se), float(replaced.mean()), aare(simpson)]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cells", type=int, default=len(CELLS), help="the first this many cells only")
+    ap.add_argument("--out", help="write the markdown table there too")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", PrivacyWarning)
+    stamp = run_stamp()
+    head = ["frequencies", "n", "D", "ε", "L", "located", "AARE reading", "AARE estimate", "se/sd reading",
+            "se/sd estimate", "replaced", "AARE inverse Simpson"]
+    lines = [f"Generated by `python -m benchmarks.frequency_classes --runs {args.runs}` on {stamp['date']} "
+             f"{stamp['time']} UTC, commit {stamp['commit']}, {stamp['cores']} cores; l = 1, "
+             f"{args.runs} runs per cell.", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for i, cell in enumerate(CELLS[:args.cells]):
+        row = run_cell(*cell, args.runs, args.seed + i)
+        lines.append("| " + " | ".join(f"{v:,}" if isinstance(v, int) else f"{v:.4g}" if isinstance(v, float)
+                                       else str(v) for v in row) + " |")
+        print(lines[-1], flush=True)
+    emit("\n".join(lines) + "\n", args.out)
+
+
+if __name__ == "__main__":
+    main()

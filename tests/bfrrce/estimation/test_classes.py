@@ -1,0 +1,125 @@
+"""The frequency-class likelihood (bfrrce/estimation/classes.py) and the check it makes of the
+point estimate (bfrrce.estimation.estimators.checked_by_classes): its laws against direct
+computations, its gradient against finite differences, and the estimate on frequencies that the
+equal-frequency model reads as one (singletons and pairs, a geometric law), where the reading it
+replaces missed D by many of its own standard errors.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from bfrrce import BFRRCE
+from bfrrce.estimation import classes
+
+
+def pairs_and_singletons(n, share):
+    """Users per value: a ``share`` of the n users in pairs, the rest alone."""
+    pairs = int(n * share / 2)
+    return np.concatenate([np.full(pairs, 2), np.ones(n - 2 * pairs, dtype=np.int64)])
+
+
+def test_sum_given_users_is_the_convolution_of_two_binomials():
+    """Pr[c | T] = Binomial(T, p) + Binomial(n − T, q) for every T <= t_max, at every c of the range."""
+    n, p, q, t_max, low, cut = 300, 0.5, 0.02, 12, 0, 20
+    kernel = classes.sum_given_users(n, p, q, t_max, low, cut)
+    for t in range(t_max + 1):
+        exact = np.convolve(stats.binom.pmf(np.arange(t + 1), t, p), stats.binom.pmf(np.arange(n - t + 1), n - t, q))
+        assert np.allclose(kernel[t], exact[low:cut], rtol=1e-10, atol=1e-300)
+
+
+def test_users_law_is_the_compound_poisson_law():
+    """Pr[T = t] of T = Σ_f f·Poisson(g_f) by the generating function equals Panjer's recursion
+    r_t = (1/t) Σ_f f g_f r_{t−f}, r_0 = e^{−Σg}, times e^{−heavy}."""
+    rng = np.random.default_rng(3)
+    sums = rng.binomial(500, 0.03, size=4096)
+    model = classes.FrequencyClasses(sums, 500, 0.5, 0.03)
+    assert model.usable
+    g = rng.uniform(0, 0.05, model.f.size)
+    heavy = 0.01
+    r = np.zeros(model.t_max + 1)
+    r[0] = math.exp(-g.sum())
+    for t in range(1, model.t_max + 1):
+        inside = model.f <= t
+        r[t] = np.sum(model.f[inside] * g[inside] * r[t - model.f[inside]]) / t
+    assert np.allclose(model.users_law(g, heavy), r * math.exp(-heavy), rtol=1e-9, atol=1e-15)
+
+
+def test_loglik_gradient_matches_finite_differences():
+    """The analytic gradient of ℓ in (g, heavy), with sums above the cut present."""
+    mech = BFRRCE(epsilon=10.0, L=4096, l=1)
+    rng = np.random.default_rng(4)
+    f = np.concatenate([pairs_and_singletons(1500, 0.3), [300, 200]])
+    sums = mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng).counts
+    model = classes.FrequencyClasses(sums, int(f.sum()), mech.p, mech.q)
+    assert model.usable and model.censored > 0
+    x = rng.uniform(0.001, 0.02, model.f.size + 1)
+    numeric = optimize.approx_fprime(x, lambda v: model.loglik(v)[0], 1e-8)
+    assert np.allclose(model.loglik(x)[1], numeric, rtol=1e-4, atol=1e-3 * np.abs(numeric).max())
+
+
+def test_low_epsilon_does_not_use_the_class_model():
+    """At ε = 1 a column's noise (sd √(nq(1 − q)) ≈ 14 reports for 1,000 users) hides a few users:
+    t_max would exceed MAX_USERS, and the estimate is the equal-frequency one."""
+    mech = BFRRCE(epsilon=1.0, L=1024, l=1)
+    rng = np.random.default_rng(5)
+    agg = mech.simulate(rng.integers(0, 2 ** 62, 800), counts=pairs_and_singletons(1000, 0.4), rng=rng)
+    assert not classes.FrequencyClasses(agg.counts, agg.n, mech.p, mech.q).usable
+    assert "classes_users" not in mech.estimate(agg).details
+
+
+@pytest.mark.parametrize("L, l", [(512, 1), (4096, 2)])
+def test_small_filters_and_several_hashes_do_not_use_the_class_model(L, l):
+    """Fewer than CLASSES_MIN_COLUMNS columns (its rates would overfit them) or l > 1 (a value's
+    columns are not independent draws): no check, at ε = 12 where it would run."""
+    mech = BFRRCE(epsilon=12.0, L=L, l=l)
+    rng = np.random.default_rng(6)
+    f = pairs_and_singletons(300, 0.4)
+    assert "classes_users" not in mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng)).details
+
+
+@pytest.mark.parametrize("n, share, epsilon, L", [(2000, 0.2, 12.0, 16384), (20000, 0.2, 12.0, 65536)])
+def test_pairs_and_singletons_are_estimated_within_their_standard_error(n, share, epsilon, L):
+    """A fifth of the users in pairs, the rest alone, at ε = 12 (upper/lower < 2, so a ± is
+    printed): the equal-frequency model reads one frequency of about 1.01 users and misses D by
+    about 10% with a standard error near 1% (the reading kept in ``details``); the class model
+    rejects it in every one of 8 hash draws and the estimate moves to the end of its 95% interval,
+    within 3 of its standard errors of D, the reading being 5 or more of its own away."""
+    mech = BFRRCE(epsilon=epsilon, L=L, l=1)
+    rng = np.random.default_rng(8)
+    f = pairs_and_singletons(n, share)
+    for _ in range(8):
+        est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng))
+        assert est.upper <= 2 * est.lower
+        reading, reading_se = est.details["equal_frequency_reading"], est.details["equal_frequency_reading_stderr"]
+        assert abs(reading - f.size) >= 5 * reading_se
+        assert abs(est.value - f.size) <= 3 * est.std_error
+        assert abs(est.value - f.size) < abs(reading - f.size)
+
+
+def test_geometric_frequencies_replace_the_equal_frequency_reading():
+    """Users per value 1 + Geometric(1/2) (mean 2), 10,000 users at ε = 16, L = 65,536: the
+    equal-frequency reading misses D by more than 10% and the class model rejects it; the
+    estimate is within 3 standard errors of D in each of 4 draws."""
+    mech = BFRRCE(epsilon=16.0, L=65536, l=1)
+    rng = np.random.default_rng(9)
+    for _ in range(4):
+        f = rng.geometric(0.5, size=5000)
+        est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng))
+        assert abs(est.details["equal_frequency_reading"] - f.size) > 0.1 * f.size
+        assert abs(est.value - f.size) <= 3 * est.std_error
+        assert "rejected the equal-frequency reading" in est.assumption
+
+
+def test_equal_frequencies_keep_the_equal_frequency_estimate():
+    """200 values of 10 users at ε = 12, L = 4096 (the equal-frequency model is right): the class
+    model does not reject its reading in any of 6 draws, so the estimate is that reading."""
+    mech = BFRRCE(epsilon=12.0, L=4096, l=1)
+    rng = np.random.default_rng(10)
+    f = np.full(200, 10)
+    for _ in range(6):
+        est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng))
+        assert est.details["classes_users"] > 0            # the check ran
+        assert "equal_frequency_reading" not in est.details
