@@ -43,7 +43,7 @@ from protocols.core.lazy import optimize, stats
 
 EXACT_CLASSES = 24       # frequencies 1 … 24 each a class of their own ...
 CLASS_RATIO = 1.15       # ... then classes 15% apart up to t_max
-MAX_USERS = 400          # t_max at most this: beyond, the sums do not resolve a few users
+MAX_USERS = 128          # t_max at most this: beyond, the sums do not resolve a few users
 BULK_QUANTILE = 0.99     # the cut lies above this quantile of the sums (or above all of them)
 CUT_TAIL = 1e-10         # a column of t_max + 1 users falls below the cut with at most this probability
 HALF_WIDTH = 0.5         # −Δ log-likelihood at the ends of the one-sd profile interval
