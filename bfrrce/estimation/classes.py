@@ -41,6 +41,8 @@ import numpy as np
 
 from protocols.core.lazy import optimize, stats
 
+from ..poisoning import weight_pmf
+
 EXACT_CLASSES = 24       # frequencies 1 … 24 each a class of their own ...
 CLASS_RATIO = 1.15       # ... then classes 15% apart up to t_max
 MAX_USERS = 128          # t_max at most this: beyond, the sums do not resolve a few users
@@ -114,11 +116,7 @@ def sum_given_users(n: int, p: float, q: float, t_max: int, low: int, cut: int) 
 def _few_users(p: float, q: float, t_max: int) -> np.ndarray:
     """Pr[Binomial(T, p) + Binomial(t_max + 1 − T, q) = x] for T = 0 … t_max (rows), x = 0 … t_max + 1
     (kept: it depends on the design alone)."""
-    m = t_max + 1
-    small = np.zeros((m, m + 1))
-    for t in range(m):
-        small[t] = np.convolve(stats.binom.pmf(np.arange(t + 1), t, p), stats.binom.pmf(np.arange(m - t + 1), m - t, q))
-    return small
+    return np.stack([weight_pmf(t_max + 1, t, p, q) for t in range(t_max + 1)])
 
 
 class FrequencyClasses:
