@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from protocols.core.lazy import optimize, stats
+from protocols.core.lazy import optimize, special, stats
 
 from ..poisoning import weight_pmf
 
@@ -50,7 +50,7 @@ BULK_QUANTILE = 0.99     # the cut lies above this quantile of the sums (or abov
 CUT_TAIL = 1e-10         # a column of t_max + 1 users falls below the cut with at most this probability
 HALF_WIDTH = 0.5         # −Δ log-likelihood at the ends of the one-sd profile interval
 SOLVER = {"maxiter": 400, "gtol": 1e-5}     # BFGS's options for every fit (L-BFGS-B calls threaded
-                                             # BLAS at every step: 50-200x slower on a busy machine)
+                                             # BLAS at every step, which stalls on a busy machine)
 MAX_TILT = 2.0 ** 14     # ℓ + t·log λ is maximised for |t| up to this ...
 CROSSING_TOLERANCE = 0.02   # ... and a crossing of the profile found to this much of ℓ
 SATURATED = 12.0         # a tilted fit starts with every class's log share within this of the largest
@@ -149,9 +149,8 @@ class FrequencyClasses:
         self.censored = float(np.count_nonzero(counts >= cut))
         self.kernel = sum_given_users(n, p, q, t_max, low, cut)             # (T, c)
         self.kernel_top = np.maximum(1 - self.kernel.sum(axis=1), 0.0)      # Pr[c >= cut | T]
-        size = 1 << int(math.ceil(math.log2(4 * (t_max + 1))))             # T beyond folds back: negligible
-        self.size = size
-        self.phase = np.exp(-2j * math.pi * np.outer(np.arange(size // 2 + 1), self.f) / size) - 1
+        self.size = 1 << int(math.ceil(math.log2(4 * (t_max + 1))))        # T beyond folds back: negligible
+        self.phase = np.exp(-2j * math.pi * np.outer(np.arange(self.size // 2 + 1), self.f) / self.size) - 1
 
     def users_law(self, g: np.ndarray, heavy: float) -> np.ndarray:
         """Pr[T = t], t = 0 … t_max, of rates g on the classes and ``heavy``."""
@@ -213,8 +212,7 @@ class FrequencyClasses:
         """λ̂, the sum of the maximum likelihood rates (from users spread evenly over the classes
         and from all at one user, the better kept); kept with ℓ̂."""
         starts = [np.zeros(self.f.size + 2), np.append(np.eye(self.f.size)[0] * 8.0, [0.0, 0.0])]
-        self._best = max((self._solve(z, 0.0) for z in starts), key=lambda found: found[1])
-        self.z, self.best, self.lam = self._best
+        self.z, self.best, self.lam = max((self._solve(z, 0.0) for z in starts), key=lambda found: found[1])
         return self.lam
 
     def _along(self, target, sign: float) -> tuple[float, float]:
@@ -279,5 +277,5 @@ class FrequencyClasses:
 
 
 def _sigmoid(x: float) -> float:
-    """1/(1 + e^{−x}), without overflow, at least ``FLOOR`` (so that λ stays above 0)."""
-    return max(0.5 * (1.0 + math.tanh(x / 2)), FLOOR)
+    """1/(1 + e^{−x}) (scipy.special.expit), at least ``FLOOR`` (so that λ stays above 0)."""
+    return max(float(special.expit(x)), FLOOR)
