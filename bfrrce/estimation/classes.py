@@ -28,6 +28,8 @@ References
 B. Efron, "Empirical Bayes deconvolution estimates", Biometrika 103(1), 2016.
 J. Kiefer, J. Wolfowitz, "Consistency of the maximum likelihood estimator in the presence of
 infinitely many incidental parameters", Ann. Math. Statist. 27(4), 1956.
+B. G. Lindsay, "The geometry of mixture likelihoods: a general theory", Ann. Statist. 11(1),
+1983 (the directional derivative that tells a fit stuck on a face of the simplex).
 H. H. Panjer, "Recursive evaluation of a family of compound distributions", ASTIN Bulletin 12(1),
 1981 (the law of T; computed here by its generating function).
 """
@@ -55,7 +57,11 @@ MAX_TILT = 2.0 ** 14     # ℓ + t·log λ is maximised for |t| up to this ...
 CROSSING_TOLERANCE = 0.02   # ... and a crossing of the profile found to this much of ℓ
 SATURATED = 12.0         # a tilted fit starts with every class's log share within this of the largest
 TINY = 1e-300
+SEEN_PER_RATE = 1        # columns whose sums show users, at least as many as the free rates
 FLOOR = 1e-12            # the light users' share and the heavy class's part of its bound at least this
+ESCAPE_GAIN = 0.05       # a fit stopped where a class gains more than this per unit share of the users ...
+ESCAPE_SHARE = 0.05      # ... gives that class this share and starts again ...
+ESCAPES = 8              # ... at most this many times
 
 
 def class_frequencies(t_max: int) -> np.ndarray:
@@ -121,7 +127,11 @@ def _few_users(p: float, q: float, t_max: int) -> np.ndarray:
 
 class FrequencyClasses:
     """The likelihood of column sums (l = 1) over the rates g of frequency classes (module
-    docstring); ``usable`` is False where t_max would exceed :data:`MAX_USERS`.
+    docstring); ``usable`` is False where t_max would exceed :data:`MAX_USERS` or fewer columns
+    show users than there are free rates (the columns above an empty column's median less the
+    empty ones expected there and twice their sd; 33 values of 64 users, ε = 14, L = 65,536:
+    171 columns above 0 where 115 ± 11 empty ones are expected, 35 for 37 rates, whose
+    likelihood-ratio interval excluded D in that draw, 76 [54, 100] for 33).
 
     Parameters
     ----------
@@ -141,10 +151,14 @@ class FrequencyClasses:
             t_max = min(int(t_max * 1.25) + 1, MAX_USERS)
         cut = _cut_of(t_max, n, p, q)
         low = int(counts.min())
-        self.usable = cut > np.quantile(counts, BULK_QUANTILE) and cut > low
+        self.t_max, self.f, self.mass = t_max, class_frequencies(t_max), n / self.L
+        bulk = stats.binom.median(n, q)    # columns above an empty one's median, less the empty ones
+        noise = self.L * stats.binom.sf(bulk, n, q)    # there and twice their sd
+        seen = np.count_nonzero(counts > bulk) - noise - 2 * math.sqrt(noise)
+        self.usable = (cut > np.quantile(counts, BULK_QUANTILE) and cut > low
+                       and seen >= SEEN_PER_RATE * (self.f.size + 1))
         if not self.usable:
             return
-        self.t_max, self.f, self.mass = t_max, class_frequencies(t_max), n / self.L
         self.hist = np.bincount(counts[counts < cut] - low, minlength=cut - low).astype(float)
         self.censored = float(np.count_nonzero(counts >= cut))
         self.kernel = sum_given_users(n, p, q, t_max, low, cut)             # (T, c)
@@ -182,16 +196,20 @@ class FrequencyClasses:
         light = self.mass * _sigmoid(z[-2])
         return light * w / self.f, (self.mass - light) / (self.t_max + 1) * _sigmoid(z[-1]), light
 
-    def _tilted(self, z: np.ndarray, tilt: float) -> tuple[float, np.ndarray]:
-        """−(ℓ + tilt·log λ) at the free coordinates z and its gradient (the chain rule through
-        :meth:`_rates`)."""
+    def _share_slopes(self, z: np.ndarray, tilt: float):
+        """(ℓ, λ, ∂/∂g and ∂/∂heavy of ℓ + tilt·log λ, the light classes' user shares w and the
+        slopes v_f = m_L·∂/∂g_f/f of that objective in them) at the free coordinates z."""
         g, heavy, light = self._rates(z)
         lam = g.sum() + heavy
         ll, grad = self.loglik(np.append(g, heavy))
-        a, b = grad[:-1] + tilt / lam, grad[-1] + tilt / lam          # ∂/∂g, ∂/∂heavy
+        a, b = grad[:-1] + tilt / lam, grad[-1] + tilt / lam
+        return ll, lam, a, b, g * self.f / light, light * a / self.f, light
+
+    def _tilted(self, z: np.ndarray, tilt: float) -> tuple[float, np.ndarray]:
+        """−(ℓ + tilt·log λ) at the free coordinates z and its gradient (the chain rule through
+        :meth:`_rates`)."""
+        ll, lam, a, b, w, v, light = self._share_slopes(z, tilt)
         F = self.f.size
-        w = g * self.f / light
-        v = light * a / self.f
         out = np.zeros(z.size)
         out[:F] = w * (v - np.sum(w * v))
         if self.censored:
@@ -202,8 +220,26 @@ class FrequencyClasses:
         return -(ll + tilt * math.log(lam)), -out
 
     def _solve(self, z0: np.ndarray, tilt: float) -> tuple[np.ndarray, float, float]:
-        """The maximum of ℓ + tilt·log λ from ``z0``: (z, ℓ, λ) there."""
-        res = optimize.minimize(self._tilted, z0, args=(tilt,), jac=True, method="BFGS", options=SOLVER)
+        """The maximum of ℓ + tilt·log λ from ``z0``: (z, ℓ, λ) there.
+
+        A class whose share the softmax has driven to nearly 0 has a vanishing gradient, so BFGS
+        can stop at a face of the simplex of shares that is not the maximum (all users alone,
+        where a fifth are in pairs: 14 nats below it). The maximum over shares is where no class
+        gains from taking users from the others, v_f <= Σ w·v for every f (the directional
+        derivative of a mixture's likelihood, Lindsay 1983); while some class gains more than
+        :data:`ESCAPE_GAIN` per unit share, it is given :data:`ESCAPE_SHARE` of the users and the
+        fit starts again from there (at most :data:`ESCAPES` times)."""
+        z = z0
+        for _ in range(ESCAPES + 1):
+            res = optimize.minimize(self._tilted, z, args=(tilt,), jac=True, method="BFGS", options=SOLVER)
+            _, _, _, _, w, v, _ = self._share_slopes(res.x, tilt)
+            gain = v - np.sum(w * v)
+            best = int(np.argmax(gain))
+            if gain[best] <= ESCAPE_GAIN:
+                break
+            z = res.x.copy()
+            others = np.delete(z[:self.f.size], best)
+            z[best] = special.logsumexp(others) + math.log(ESCAPE_SHARE / (1 - ESCAPE_SHARE))
         g, heavy, _ = self._rates(res.x)
         lam = float(g.sum() + heavy)
         return res.x, -float(res.fun) - tilt * math.log(lam), lam

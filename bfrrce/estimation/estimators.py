@@ -51,6 +51,7 @@ SATURATED_BELOW = 0.05         # fewer empty columns than this: the filter is (n
 ASSUMPTION = ("all values have about equal frequencies or are above the detection limit "
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
 CLASSES_REJECT = 1.92          # −Δℓ beyond which the frequency-class likelihood rejects an estimate (χ²₁(0.95)/2)
+CLASSES_STRONG = 8.0           # −Δℓ from which the estimate is the class model's maximum (χ²₁ > 16: p = 6·10⁻⁵)
 CLASSES_MIN_COLUMNS = 1024     # fewer columns than this: the class model's 24-46 rates overfit them
 CLASSES_ASSUMPTION = ("nothing about the frequencies (the likelihood of every column sum over frequency classes, "
                       "each number of users at a free rate, rejected the equal-frequency reading {:,.0f})")
@@ -164,13 +165,18 @@ def checked_by_classes(observed: Observed, point: PointEstimate) -> PointEstimat
     users n in all, no assumption on the frequency law) is profiled over D. Where it falls more
     than :data:`CLASSES_REJECT` below its maximum at ``point.value`` (outside its 95% interval),
     the equal-frequency reading is wrong for these sums (singletons and pairs read as one
-    frequency, a skewed law read as equal) and the estimate becomes the nearest D that the class
-    model does not reject (the end of that interval on the reading's side: continuous in the
-    reading, and a reading rejected by chance moves no further), its standard error the half
-    width of the profile's 68% interval and the distance to the class model's maximum (the bias
-    the end may carry) in quadrature (docs/estimation.md, "Frequency classes"); a profile that
-    did not move from its maximum on both sides (a stalled search) leaves the reading. Not used
-    where the sums do not resolve a few users (the model's ``usable``), with fewer than
+    frequency, a skewed law read as equal) and the estimate moves towards the class model's
+    maximum D̂ as far as the rejection is strong: from the nearest D the class model does not
+    reject (the end e₁ of that interval on the reading's side) to D̂ where ℓ falls
+    :data:`CLASSES_STRONG` or more, by the square of the reading's place between e₁ and the D
+    e₈ where it does, D = e₁ + w²(D̂ − e₁), w = clip((reading − e₁)/(e₈ − e₁), 0, 1): continuous
+    in the reading, and a reading just past e₁, as a right one rejected by chance is (χ²₁/2 >
+    1.92 in 5% of runs, > 8 in 6·10⁻⁵), moves by a second-order amount (the class model's D̂
+    wanders where it cannot tell 16 users from 15, while the reading is right). Its standard
+    error is the half width of the profile's 68% interval and the distance D − D̂ (the bias it
+    may carry) in quadrature (docs/estimation.md, "Frequency classes"); a profile that did not
+    move from its maximum on both sides (a stalled search) leaves the reading. Not used where the
+    sums do not resolve a few users (the model's ``usable``), with fewer than
     :data:`CLASSES_MIN_COLUMNS` columns or with l > 1.
 
     Parameters
@@ -185,8 +191,10 @@ def checked_by_classes(observed: Observed, point: PointEstimate) -> PointEstimat
     PointEstimate
         ``point`` with ``classes_users`` (t_max) and, where the quick check of
         :meth:`.classes.FrequencyClasses.within` did not settle it, ``classes_bound`` (the D on
-        its side where the profile falls :data:`CLASSES_REJECT`) in its details, or the class model's
-        estimate with the reading it replaced (``equal_frequency_reading`` and its standard error).
+        its side where the profile falls :data:`CLASSES_REJECT`) in its details, or the moved
+        estimate with the reading it replaced (``equal_frequency_reading`` and its standard error),
+        D̂ (``classes_estimate``), its 68% interval (``classes_interval``) and e₈
+        (``classes_strong_bound``).
     """
     d = observed.design
     if not (d.one_value_each and d.l == 1 and d.L >= CLASSES_MIN_COLUMNS) or not point.value > 0:
@@ -206,9 +214,13 @@ def checked_by_classes(observed: Observed, point: PointEstimate) -> PointEstimat
     details.update(classes_estimate=d.L * model.lam, classes_interval=(d.L * low, d.L * high))
     if not (low < model.lam * (1 - 1e-3) and high > model.lam * (1 + 1e-3)):    # its profile stalled
         return dataclasses.replace(point, details=details)
-    details.update(equal_frequency_reading=point.value, equal_frequency_reading_stderr=point.std_error)
-    se = math.hypot(d.L * (high - low) / 2, end - d.L * model.lam)     # its spread and its distance from λ̂
-    return PointEstimate(end, se, point.visible, point.visible_se, details, CLASSES_ASSUMPTION.format(point.value))
+    strong = d.L * model.crossing(CLASSES_STRONG, side)
+    share = min(max((point.value - end) / (strong - end), 0.0), 1.0) ** 2 if side * (strong - end) > 0 else 1.0
+    value = end + share * (d.L * model.lam - end)
+    details.update(equal_frequency_reading=point.value, equal_frequency_reading_stderr=point.std_error,
+                   classes_strong_bound=strong)
+    se = math.hypot(d.L * (high - low) / 2, value - d.L * model.lam)     # its spread and its distance from λ̂
+    return PointEstimate(value, se, point.visible, point.visible_se, details, CLASSES_ASSUMPTION.format(point.value))
 
 
 def _visible_count(observed):

@@ -34,7 +34,8 @@ def test_users_law_is_the_compound_poisson_law():
     """Pr[T = t] of T = Σ_f f·Poisson(g_f) by the generating function equals Panjer's recursion
     r_t = (1/t) Σ_f f g_f r_{t−f}, r_0 = e^{−Σg}, times e^{−heavy}."""
     rng = np.random.default_rng(3)
-    sums = rng.binomial(500, 0.03, size=4096)
+    users = rng.poisson(4.0, size=4096)               # a column's users (the law needs only the design)
+    sums = rng.binomial(users, 0.5) + rng.binomial(500 - users, 0.03)
     model = classes.FrequencyClasses(sums, 500, 0.5, 0.03)
     assert model.usable
     g = rng.uniform(0, 0.05, model.f.size)
@@ -80,10 +81,40 @@ def test_small_filters_and_several_hashes_do_not_use_the_class_model(L, l):
     assert "classes_users" not in mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng)).details
 
 
+def test_fewer_columns_showing_users_than_rates_do_not_use_the_class_model():
+    """33 values of 64 users at ε = 14, L = 65,536: at most 33 columns show users (a value's sum is
+    Binomial(64, 1/2) beside about 115 columns of one noise report), the class model has 37 rates:
+    not identified, no check, and the equal-frequency estimate reads D, in each of 4 draws."""
+    mech = BFRRCE(epsilon=14.0, L=65536, l=1)
+    rng = np.random.default_rng(1006)
+    for _ in range(4):
+        agg = mech.simulate(rng.integers(0, 2 ** 62, 33), counts=np.full(33, 64), rng=rng)
+        assert not classes.FrequencyClasses(agg.counts, agg.n, mech.p, mech.q).usable
+        est = mech.estimate(agg)
+        assert "classes_users" not in est.details
+        assert abs(est.value - 33) <= max(3 * est.std_error, 0.5)
+
+
 def pair_sums(mech, n, share, rng):
     """Column sums of n users, a ``share`` of them in pairs, and the true D."""
     f = pairs_and_singletons(n, share)
     return mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng), f.size
+
+
+def test_the_fit_is_at_least_as_likely_as_the_true_rates():
+    """The maximum over the rates is no less likely than any rates, the true ones included (g₁,
+    g₂ of the singletons and pairs per column): in each of 10 draws of a fifth of 2,000 users in
+    pairs (ε = 12, L = 16,384), where a fit that stops on the face "all users alone" of the
+    simplex of shares (vanishing softmax gradients) lay 14 nats below them in some."""
+    mech = BFRRCE(epsilon=12.0, L=16384, l=1)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        agg, D = pair_sums(mech, 2000, 0.2, rng)
+        model = classes.FrequencyClasses(agg.counts, agg.n, mech.p, mech.q)
+        model.fit()
+        truth = np.zeros(model.f.size + 1)
+        truth[:2] = (1600 / 16384, 200 / 16384)
+        assert model.best >= model.loglik(truth)[0] - 1e-6
 
 
 @pytest.mark.parametrize("n, share, epsilon, L", [(2000, 0.2, 12.0, 16384), (20000, 0.2, 12.0, 65536)])
@@ -125,6 +156,26 @@ def test_the_check_rejects_a_wrong_reading_and_keeps_a_right_one():
         kept += "equal_frequency_reading" not in right.details
         assert abs(right.value - D) <= 3 * right.std_error
     assert kept >= 6
+
+
+def test_the_move_grows_with_the_rejection_up_to_the_class_maximum():
+    """checked_by_classes given readings ever further above D (pairs beside singletons, ε = 12,
+    L = 16,384): the value never moves back as the reading moves out, it starts at the 95% end
+    e₁ (a reading 5% of the way from e₁ to e₈ moves at most 6% of the way to D̂: w² = 0.25%) and it is the
+    class model's maximum D̂ for a reading beyond the ℓ − 8 point e₈."""
+    from bfrrce.estimation.design import Observed, PointEstimate
+    from bfrrce.estimation.estimators import checked_by_classes
+    mech = BFRRCE(epsilon=12.0, L=16384, l=1)
+    agg, D = pair_sums(mech, 2000, 0.2, np.random.default_rng(12))
+    observed = Observed(agg.counts, mech.design(agg.n))
+    first = checked_by_classes(observed, PointEstimate(1.2 * D, 0.01 * D, 0.0, 0.0, {})).details
+    end, strong, top = first["classes_bound"], first["classes_strong_bound"], first["classes_estimate"]
+    assert top < end < strong
+    values = [checked_by_classes(observed, PointEstimate(end + share * (strong - end), 0.01 * D, 0.0, 0.0, {})).value
+              for share in (0.05, 0.5, 1.2)]
+    assert values[0] >= values[1] >= values[2]
+    assert values[0] >= end - 0.06 * (end - top)
+    assert values[2] == pytest.approx(top, rel=1e-9)
 
 
 def test_geometric_frequencies_are_estimated_within_their_standard_error():
