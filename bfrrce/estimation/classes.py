@@ -57,7 +57,6 @@ MAX_TILT = 2.0 ** 14     # ℓ + t·log λ is maximised for |t| up to this ...
 CROSSING_TOLERANCE = 0.02   # ... and a crossing of the profile found to this much of ℓ
 SATURATED = 12.0         # a tilted fit starts with every class's log share within this of the largest
 TINY = 1e-300
-SEEN_PER_RATE = 1        # columns whose sums show users, at least as many as the free rates
 FLOOR = 1e-12            # the light users' share and the heavy class's part of its bound at least this
 ESCAPE_GAIN = 0.05       # a fit stopped where a class gains more than this per unit share of the users ...
 ESCAPE_SHARE = 0.05      # ... gives that class this share and starts again ...
@@ -127,11 +126,7 @@ def _few_users(p: float, q: float, t_max: int) -> np.ndarray:
 
 class FrequencyClasses:
     """The likelihood of column sums (l = 1) over the rates g of frequency classes (module
-    docstring); ``usable`` is False where t_max would exceed :data:`MAX_USERS` or fewer columns
-    show users than there are free rates (the columns above an empty column's median less the
-    empty ones expected there and twice their sd; 33 values of 64 users, ε = 14, L = 65,536:
-    171 columns above 0 where 115 ± 11 empty ones are expected, 35 for 37 rates, whose
-    likelihood-ratio interval excluded D in that draw, 76 [54, 100] for 33).
+    docstring); ``usable`` is False where t_max would exceed :data:`MAX_USERS`.
 
     Parameters
     ----------
@@ -151,14 +146,10 @@ class FrequencyClasses:
             t_max = min(int(t_max * 1.25) + 1, MAX_USERS)
         cut = _cut_of(t_max, n, p, q)
         low = int(counts.min())
-        self.t_max, self.f, self.mass = t_max, class_frequencies(t_max), n / self.L
-        bulk = stats.binom.median(n, q)    # columns above an empty one's median, less the empty ones
-        noise = self.L * stats.binom.sf(bulk, n, q)    # there and twice their sd
-        seen = np.count_nonzero(counts > bulk) - noise - 2 * math.sqrt(noise)
-        self.usable = (cut > np.quantile(counts, BULK_QUANTILE) and cut > low
-                       and seen >= SEEN_PER_RATE * (self.f.size + 1))
+        self.usable = cut > np.quantile(counts, BULK_QUANTILE) and cut > low
         if not self.usable:
             return
+        self.t_max, self.f, self.mass = t_max, class_frequencies(t_max), n / self.L
         self.hist = np.bincount(counts[counts < cut] - low, minlength=cut - low).astype(float)
         self.censored = float(np.count_nonzero(counts >= cut))
         self.kernel = sum_given_users(n, p, q, t_max, low, cut)             # (T, c)
