@@ -175,7 +175,8 @@ def checked_by_classes(observed: Observed, point: PointEstimate) -> PointEstimat
     wanders where it cannot tell 16 users from 15, while the reading is right). Its standard
     error is the half width of the profile's 68% interval and the distance D − D̂ (the bias it
     may carry) in quadrature (docs/estimation.md, "Frequency classes"); a profile that did not
-    move from its maximum on both sides (a stalled search) leaves the reading. Not used where the
+    move from its maximum on a side where it can (a stalled search; at D̂ = n, every user alone,
+    D cannot grow) leaves the reading. Not used where the
     sums do not resolve a few users (the model's ``usable``), with fewer than
     :data:`CLASSES_MIN_COLUMNS` columns or with l > 1.
 
@@ -212,7 +213,8 @@ def checked_by_classes(observed: Observed, point: PointEstimate) -> PointEstimat
         return dataclasses.replace(point, details=details)
     low, high = model.interval()
     details.update(classes_estimate=d.L * model.lam, classes_interval=(d.L * low, d.L * high))
-    if not (low < model.lam * (1 - 1e-3) and high > model.lam * (1 + 1e-3)):    # its profile stalled
+    at_cap = model.lam >= model.mass * (1 - 1e-3)       # D̂ = n, all users alone: λ cannot grow
+    if not (low < model.lam * (1 - 1e-3) and (high > model.lam * (1 + 1e-3) or at_cap)):   # stalled
         return dataclasses.replace(point, details=details)
     strong = d.L * model.crossing(CLASSES_STRONG, side)
     share = min(max((point.value - end) / (strong - end), 0.0), 1.0) ** 2 if side * (strong - end) > 0 else 1.0

@@ -190,3 +190,22 @@ def test_equal_frequencies_keep_the_equal_frequency_estimate():
         assert est.details["classes_users"] > 0            # the check ran
         replaced += "equal_frequency_reading" in est.details
     assert replaced <= 1
+
+
+def test_a_wrong_reading_of_all_singletons_moves_to_the_class_maximum_at_the_cap():
+    """Every user alone (D = n: the class model's maximum is at its boundary, where λ cannot
+    grow and the upper side of its profile does not move): checked_by_classes given a reading of
+    0.7·D with a 1% standard error (as the equal-frequency model read 34,143 singletons at ε = 10,
+    L = 65,536) replaces it in each of 4 draws (ε = 10, L = 16,384, 8,192 users; D̂ = n in two) by
+    a value within 3 of its standard errors of D and nearer D than the reading."""
+    from bfrrce.estimation.design import Observed, PointEstimate
+    from bfrrce.estimation.estimators import checked_by_classes
+    mech = BFRRCE(epsilon=10.0, L=16384, l=1)
+    rng = np.random.default_rng(13)
+    n = 8192
+    for _ in range(4):
+        agg = mech.simulate(rng.integers(0, 2 ** 62, n), counts=np.ones(n, dtype=np.int64), rng=rng)
+        out = checked_by_classes(Observed(agg.counts, mech.design(agg.n)), PointEstimate(0.7 * n, 0.007 * n, 0.0, 0.0, {}))
+        assert "equal_frequency_reading" in out.details
+        assert abs(out.value - n) <= 3 * out.std_error
+        assert abs(out.value - n) < 0.3 * n
