@@ -122,11 +122,16 @@ def oracle_upper(mech, keys, f):
 EXACT_BELOW = 0.5     # a spread and a standard error both below half a value: D is read exactly
 
 
-def _ratio(se, spread):
-    """se/sd, or NaN where sd is 0 or where both are below :data:`EXACT_BELOW`: D is an integer,
-    so an estimate that stays within half a value of it identifies it, and the ratio of two
-    sub-unit numbers (a spread from the optimiser's tolerance) says nothing about the ±."""
-    if spread <= 0 or max(se, spread) < EXACT_BELOW:
+STILL_BELOW = 1e-6    # a spread below this (rounding of a value that read the same D in every run): none
+
+
+def se_ratio(se, spread):
+    """se/sd, or NaN where ``value`` did not vary (sd below :data:`STILL_BELOW`: a value that
+    read the same number in every run, up to rounding) or where both are below
+    :data:`EXACT_BELOW`: D is an integer, so an estimate that stays within half a value of it
+    identifies it, and the ratio of two sub-unit numbers (a spread from the optimiser's
+    tolerance) says nothing about the ±."""
+    if spread < STILL_BELOW or max(se, spread) < EXACT_BELOW:
         return math.nan
     return se / spread
 
@@ -164,8 +169,8 @@ def run_cell(shape, n, D, eps, L, l, unit, perturbation, runs, seed, w):
             **{f"aare_{name}": float(np.mean(np.abs(col - truth) / truth))
                for name, col in zip(BASELINES, a.T[9:])},
             "aare": float(np.mean(np.abs(value - truth) / truth)),
-            "se_ratio": _ratio(float(np.median(se)), spread),
-            "se_error_ratio": _ratio(float(np.median(se)), error_spread),
+            "se_ratio": se_ratio(float(np.median(se)), spread),
+            "se_error_ratio": se_ratio(float(np.median(se)), error_spread),
             "above_f50": float(np.median(above)),
             "visible_coverage": float(np.mean((vis_lo <= above) & (above <= vis_hi))) if unit == "value"
             else math.nan}

@@ -6,7 +6,8 @@ Cells of few-user values (singletons and pairs, geometric and Zipf laws) and of 
 frequencies, l = 1, at ε where a column's sum resolves a few users. Per cell and run: new values,
 a new hash seed, the reports simulated, ``estimate`` read; the equal-frequency reading is the
 estimate where nothing was replaced, else ``details["equal_frequency_reading"]``. The table gives
-the AARE and se/sd (median reported standard error over the spread of the error) of both, the
+the AARE and se/sd (median reported standard error over the spread of the error; not given where
+both are below half a value, :func:`benchmarks.coverage.se_ratio`) of both, the
 share of runs where the reading was replaced, the share where the bounds locate D (upper/lower
 <= 2) and the inverse Simpson baseline's AARE (benchmarks/baselines.py).
 
@@ -20,7 +21,6 @@ cell i seeded 1000 + i.
 from __future__ import annotations
 
 import argparse
-import math
 import warnings
 
 import numpy as np
@@ -29,6 +29,7 @@ from bfrrce import BFRRCE, PrivacyWarning
 
 from ._common import emit, run_stamp
 from .baselines import BASELINES
+from .coverage import se_ratio
 
 CELLS = [  # (shape, n, ε, L)
     ("pairs 0.2", 2000, 12, 16384), ("pairs 0.2", 20000, 12, 65536), ("pairs 0.5", 5000, 8, 16384),
@@ -98,8 +99,7 @@ def run_cell(shape, n, eps, L, runs, seed):
         return float(np.mean(np.abs(v - D) / D))
 
     def se_sd(v, s):
-        spread = float(np.std(v - D))
-        return float(np.median(s)) / spread if spread > 0 else math.nan
+        return se_ratio(float(np.median(s)), float(np.std(v - D)))
     return [shape, n, int(np.median(D)), eps, L, float(located.mean()), aare(reading), aare(value),
             se_sd(reading, reading_se), se_sd(value, se), float(replaced.mean()), aare(simpson)]
 

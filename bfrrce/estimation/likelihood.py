@@ -24,7 +24,11 @@ computed on grids of log D that zoom in on the highest peak (the grids also hold
 estimates of D, since with values far above the noise the likelihood is a comb of narrow
 peaks, D and aliases such as 2D, that a grid can step over): first of the Poissonized model,
 then of the de-Poissonized one around it (:func:`_pin`) where the sums tell a column's count
-of values apart and the frequencies are not skewed. Its
+of values apart and the frequencies are not skewed. Where the posterior's mode is D = N (every
+user alone) and its spread below :data:`AT_MASS_SPREAD`·N, the estimate is N instead: a median
+is pulled below a boundary its mode sits on (2,166 singletons, ε = 12: 2,158 ± 10 in every
+draw, with a run-to-run sd of 0.3), and the spread is the posterior's root mean square distance
+from N. Its
 spread is the half distance between the posterior's 15.9% and 84.1% quantiles: where the
 data locate D, the maximum likelihood estimate and its standard error (Bernstein–von Mises);
 where the likelihood is nearly flat, as at low ε or with a full filter, a value inside the
@@ -72,6 +76,8 @@ IMPLIED_SETTLED = 1e-4  # a fixed-point step that moves log D by less than this 
 IMPLIED_STEPS = 2       # fixed-point steps from each anchor to the D the column sums imply
 LOG_NEGLIGIBLE = -700.0  # log-terms below this are raised to it before exp: e^-700 < 10^-304 of the
                          # largest term changes no sum
+AT_MASS_SPREAD = 0.1   # a posterior whose mode is D = N and whose spread is below this share of N
+                       # reads N (module docstring)
 KEEP_WITHIN = 15.0      # −log-likelihood above its minimum by more than this has weight < 1e-6
 
 
@@ -147,7 +153,7 @@ class EqualFrequency(NamedTuple):
     """The result of :func:`equal_frequency_estimate`."""
 
     value: float
-    """Posterior median of D."""
+    """Posterior median of D (N where the posterior's mode is N and its spread small)."""
     spread: float
     """Half the distance between the posterior's 15.9% and 84.1% quantiles (the standard
     deviation when the posterior is normal; the posterior of D has a long right tail where the
@@ -446,10 +452,13 @@ def equal_frequency_estimate(counts: np.ndarray, design: Design, mass: float,
         nll = nll.mode(pinned=True)
         grid, values = _pin(nll, grid, values, top)
     low, median, high = _quantiles(grid, values)
+    spread = float(high - low) / 2
+    if grid[np.argmin(values)] >= top - 1e-9 and spread <= AT_MASS_SPREAD * mass:
+        median, spread = mass, _distance_from_top(grid, values)
     occupied, occupied_var = math.nan, math.nan
     if nll.pinned:                         # the last call was the pinned search's last grid
         occupied, occupied_var = (float(np.interp(math.log(median), grid, row)) for row in nll.occupied)
-    return EqualFrequency(float(median), float(high - low) / 2, nll.dispersion, fit, occupied,
+    return EqualFrequency(float(median), spread, nll.dispersion, fit, occupied,
                           math.sqrt(max(occupied_var, 0.0)) if not math.isnan(occupied_var) else math.nan)
 
 
@@ -478,6 +487,13 @@ def search_deficit(counts: np.ndarray, estimate: EqualFrequency, D: float, desig
     nll = _Likelihood(counts, design, mass, pinned=True, dispersion=estimate.dispersion)
     at_s, at_d = nll(np.log([estimate.value, D]))
     return float(at_s - at_d)
+
+
+def _distance_from_top(grid, values):
+    """(E[(N − D)²])^{1/2} under the posterior on the grid of log D whose last point is log N."""
+    weight = np.exp(values.min() - values)
+    d = np.exp(grid)
+    return float(math.sqrt(np.sum(weight * (d[-1] - d) ** 2) / np.sum(weight)))
 
 
 def _quantiles(grid, values):
