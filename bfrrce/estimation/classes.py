@@ -291,6 +291,11 @@ class FrequencyClasses:
                 return True
         return False
 
+    def alone_drop(self) -> float:
+        """ℓ̂ − ℓ at D = n, where every user is alone: the only rates of Σ_f g_f = n/L (after
+        :meth:`fit`; the profile's upper end, which no tilt passes)."""
+        return self.best - self.loglik(np.append(np.where(self.f == 1, self.mass, 0.0), 0.0))[0]
+
     def crossing(self, drop: float, sign: float) -> float:
         """The λ on the side ``sign`` of λ̂ where the profile falls ``drop`` below ℓ̂ (after
         :meth:`fit`), by tilting: the maximum of ℓ + t·log λ lies on the profile, at a λ that

@@ -169,7 +169,9 @@ def checked_by_classes(observed: Observed, point: PointEstimate) -> PointEstimat
     maximum D̂ as far as the rejection is strong: from the nearest D the class model does not
     reject (the end e₁ of that interval on the reading's side) to D̂ where ℓ falls
     :data:`CLASSES_STRONG` or more, by the square of the reading's place between e₁ and the D
-    e₈ where it does, D = e₁ + w²(D̂ − e₁), w = clip((reading − e₁)/(e₈ − e₁), 0, 1): continuous
+    e₈ where it does, D = e₁ + w²(D̂ − e₁), w = clip((reading − e₁)/(e₈ − e₁), 0, 1) (where ℓ
+    falls less than :data:`CLASSES_STRONG` by D = n, the most values, e₈ lies beyond n, placed by
+    the drop Δ_n there: e₈ = e₁ + (n − e₁)(8 − 1.92)/(Δ_n − 1.92)): continuous
     in the reading, and a reading just past e₁, as a right one rejected by chance is (χ²₁/2 >
     1.92 in 5% of runs, > 8 in 6·10⁻⁵), moves by a second-order amount (the class model's D̂
     wanders where it cannot tell 16 users from 15, while the reading is right). Its standard
@@ -217,6 +219,9 @@ def checked_by_classes(observed: Observed, point: PointEstimate) -> PointEstimat
     if not (low < model.lam * (1 - 1e-3) and (high > model.lam * (1 + 1e-3) or at_cap)):   # stalled
         return dataclasses.replace(point, details=details)
     strong = d.L * model.crossing(CLASSES_STRONG, side)
+    if side > 0 and strong >= d.n * (1 - 1e-6):     # ℓ falls less than 8 by D = n: e₈ beyond it, by
+        excess = max(model.alone_drop() - CLASSES_REJECT, 1e-12)     # the drop there, linearly
+        strong = end + (d.n - end) * (CLASSES_STRONG - CLASSES_REJECT) / excess
     share = min(max((point.value - end) / (strong - end), 0.0), 1.0) ** 2 if side * (strong - end) > 0 else 1.0
     value = end + share * (d.L * model.lam - end)
     details.update(equal_frequency_reading=point.value, equal_frequency_reading_stderr=point.std_error,

@@ -209,3 +209,28 @@ def test_a_wrong_reading_of_all_singletons_moves_to_the_class_maximum_at_the_cap
         assert "equal_frequency_reading" in out.details
         assert abs(out.value - n) <= 3 * out.std_error
         assert abs(out.value - n) < 0.3 * n
+
+
+def test_a_reading_of_n_rejected_weakly_moves_by_its_rejection():
+    """All 3,000 users alone (ε = 12, L = 16,384), the right reading D = n given to
+    checked_by_classes in 60 draws: the class model rejects it by chance in a few (2 here, near the
+    5% level), and there ℓ falls less than 8 by D = n, so the point e₈ lies beyond the most values
+    the data allow and is extrapolated from the drop at n; the value moves by w² of the way to
+    D̂ (at most half of it from e₁ here: w < 0.7), not all of it, which moved 31,145 singletons
+    (ε = 12, L = 65,536) to 30,488 ± 336 in one draw of 8."""
+    from bfrrce.estimation.design import Observed, PointEstimate
+    from bfrrce.estimation.estimators import checked_by_classes
+    n = 3000
+    mech = BFRRCE(epsilon=12.0, L=16384, l=1)
+    rng = np.random.default_rng(21)
+    rejected = 0
+    for _ in range(60):
+        agg = mech.simulate(rng.integers(0, 2 ** 62, n), counts=np.ones(n, dtype=np.int64), rng=rng)
+        out = checked_by_classes(Observed(agg.counts, mech.design(n)), PointEstimate(float(n), 20.0, 0.0, 0.0, {}))
+        if "equal_frequency_reading" in out.details:
+            rejected += 1
+            end, strong, top = (out.details[k] for k in ("classes_bound", "classes_strong_bound", "classes_estimate"))
+            assert top < end < n < strong
+            assert out.value >= end - (end - top) / 2
+            assert abs(out.value - n) <= 3 * out.std_error
+    assert 1 <= rejected <= 8      # the draws are fixed (2 here): at least one, or the move is not tested
