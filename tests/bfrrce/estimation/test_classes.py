@@ -234,3 +234,17 @@ def test_a_reading_of_n_rejected_weakly_moves_by_its_rejection():
             assert out.value >= end - (end - top) / 2
             assert abs(out.value - n) <= 3 * out.std_error
     assert 1 <= rejected <= 8      # the draws are fixed (2 here): at least one, or the move is not tested
+
+
+def test_a_kept_reading_of_n_has_the_class_models_uncertainty():
+    """5% of 10,000 users in pairs (D = 9,750), ε = 12, L = 65,536: the equal-frequency reading is n
+    (its posterior's mode; ± 30) and the class model does not reject it in some draws (its
+    maximum near 9,800, the drop at n below 1.92); there the standard error is the class model's,
+    so every estimate is within 3 of its standard errors of D in 5 draws (10,000 ± 30 before)."""
+    mech = BFRRCE(epsilon=12.0, L=65536, l=1)
+    n = 10_000
+    f = pairs_and_singletons(n, 0.05)
+    for s in range(5):
+        rng = np.random.default_rng(900 + s)
+        est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng))
+        assert abs(est.value - f.size) <= 3 * est.std_error
