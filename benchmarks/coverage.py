@@ -122,7 +122,8 @@ def oracle_upper(mech, keys, f):
 EXACT_BELOW = 0.5     # a spread and a standard error both below half a value: D is read exactly
 
 
-STILL_BELOW = 1e-6    # a spread below this (rounding of a value that read the same D in every run): none
+STILL_BELOW = 1e-3    # a spread below a thousandth of a value: the same number in every run (rounding, or a
+                      # combination weight 1 − 10⁻⁹ that leaves 10⁻⁵ of a value): none
 
 
 def se_ratio(se, spread):
