@@ -7,7 +7,8 @@ frequencies, l = 1, at ε where a column's sum resolves a few users. Per cell an
 a new hash seed, the reports simulated, ``estimate`` read; the equal-frequency reading is the
 estimate where nothing was replaced, else ``details["equal_frequency_reading"]``. The table gives
 the AARE and se/sd (median reported standard error over the spread of the error; not given where
-both are below half a value, :func:`benchmarks.coverage.se_ratio`) of both, the
+the estimate did not vary or both are below half a value, :func:`benchmarks.coverage.se_ratio`) of
+both, the
 share of runs where the reading was replaced, the share where the bounds locate D (upper/lower
 <= 2) and the inverse Simpson baseline's AARE (benchmarks/baselines.py).
 

@@ -157,7 +157,8 @@ class EqualFrequency(NamedTuple):
     spread: float
     """Half the distance between the posterior's 15.9% and 84.1% quantiles (the standard
     deviation when the posterior is normal; the posterior of D has a long right tail where the
-    data say little, which would swamp its moments)."""
+    data say little, which would swamp its moments); where ``value`` is N, the posterior's root
+    mean square distance from N."""
     dispersion: float
     """The φ used: the fitted one where it is below :data:`DISPERSION`, else that."""
     fitted: float
@@ -490,7 +491,8 @@ def search_deficit(counts: np.ndarray, estimate: EqualFrequency, D: float, desig
 
 
 def _distance_from_top(grid, values):
-    """(E[(N − D)²])^{1/2} under the posterior on the grid of log D whose last point is log N."""
+    """(E[(N − D)²])^{1/2} under the posterior on the grid of log D whose last point is log N (the
+    last grid is even in log D, as :func:`_quantiles` takes it)."""
     weight = np.exp(values.min() - values)
     d = np.exp(grid)
     return float(math.sqrt(np.sum(weight * (d[-1] - d) ** 2) / np.sum(weight)))
