@@ -26,9 +26,8 @@ peaks, D and aliases such as 2D, that a grid can step over): first of the Poisso
 then of the de-Poissonized one around it (:func:`_pin`) where the sums tell a column's count
 of values apart and the frequencies are not skewed. Where the posterior's mode is D = N (every
 user alone) and its spread below :data:`AT_MASS_SPREAD`·N, the estimate is N instead: a median
-is pulled below a boundary its mode sits on (2,166 singletons, ε = 12: 2,158 ± 10 in every
-draw, with a run-to-run sd of 0.3), and the spread is the posterior's root mean square distance
-from N. Its
+is pulled below a boundary its mode sits on, by most of its spread in every draw, and the
+spread is the posterior's root mean square distance from N (docs/estimation.md, "Posterior"). Its
 spread is the half distance between the posterior's 15.9% and 84.1% quantiles: where the
 data locate D, the maximum likelihood estimate and its standard error (Bernstein–von Mises);
 where the likelihood is nearly flat, as at low ε or with a full filter, a value inside the

@@ -178,10 +178,9 @@ def test_symmetric_flips_with_two_hashes_estimate_the_values():
 
 def test_a_posterior_whose_mode_is_every_user_alone_reads_n():
     """All singletons at ε = 12, L = 16,384 (2,166 users) and ε = 10, L = 4,096 (5,105): the
-    likelihood is highest at D = N, and its posterior median, pulled below that boundary, read
-    2,158 ± 10 and about 5,030 ± 80 in every draw (a bias of most of its ±, with a run-to-run sd
-    of 0.3 and 20). Over 4 draws each S is N, and its spread is the posterior's root mean square
-    distance from N: at least the 15.9–84.1% half width, and positive."""
+    likelihood is highest at D = N, and its posterior median lies below that boundary by most of
+    its spread in every draw. Over 4 draws each S is N, with a positive spread (the posterior's
+    root mean square distance from N) below N/10, the gate of the rule."""
     for n, eps, L in ((2166, 12.0, 16384), (5105, 10.0, 4096)):
         mech = BFRRCE(epsilon=eps, L=L)
         rng = np.random.default_rng(14)
@@ -194,8 +193,8 @@ def test_a_posterior_whose_mode_is_every_user_alone_reads_n():
 
 def test_a_wide_posterior_at_n_keeps_its_median():
     """Where the posterior's mode is N but it is wide (8,470 singletons at ε = 6, L = 65,536: the
-    mode is N, the median 3,907 with a spread of 2,582: a user's bit barely stands out of a
-    column's noise), S stays its median, inside the range."""
+    mode is N but the spread far above N/10: a user's bit barely stands out of a column's
+    noise), S stays its median, inside the range."""
     mech = BFRRCE(epsilon=6.0, L=65536)
     rng = np.random.default_rng(15)
     n = 8470
