@@ -240,40 +240,65 @@ class FrequencyClasses:
         and from all at one user, the better kept); kept with ℓ̂."""
         starts = [np.zeros(self.f.size + 2), np.append(np.eye(self.f.size)[0] * 8.0, [0.0, 0.0])]
         self.z, self.best, self.lam = max((self._solve(z, 0.0) for z in starts), key=lambda found: found[1])
+        self._profile = {sign: [(0.0, self.best, self.lam, self.z)] for sign in (-1.0, 1.0)}
         return self.lam
 
-    def _along(self, target, sign: float) -> tuple[float, float]:
-        """The ℓ and λ where ``target(ℓ, λ)`` (increasing in the tilt's size, negative at λ̂)
-        crosses 0 along tilts of sign ``sign``: tilts doubling from 1 until it does, then the
-        Illinois false position on the bracket until it is within ``CROSSING_TOLERANCE`` (each
-        fit starts from the last); the largest tilt's if it never does."""
-        z = self.z
+    def _at(self, sign: float, size: float, near: tuple) -> tuple:
+        """The profile's point (size, ℓ, λ, z) at the tilt ``sign``·``size``, fitted from the point
+        ``near`` (shares below e^-12 of the largest raised to it: their softmax gradient vanishes
+        there) and kept for the crossings after it."""
+        start = near[3].copy()
+        start[:self.f.size] = np.maximum(start[:self.f.size], start[:self.f.size].max() - SATURATED)
+        z, ll, lam = self._solve(start, sign * size)
+        point = (size, ll, lam, z)
+        self._profile[sign].append(point)
+        self._profile[sign].sort(key=lambda found: found[0])
+        return point
 
-        def at(size):
-            nonlocal z
-            start = z.copy()                 # shares below e^-12 of the largest raised to it: their
-            start[:self.f.size] = np.maximum(start[:self.f.size], start[:self.f.size].max() - SATURATED)
-            z, ll, lam = self._solve(start, sign * size)    # softmax gradient vanishes there
-            return target(ll, lam), ll, lam
-        inner, f_inner = 0.0, target(self.best, self.lam)
-        outer = 1.0
-        f_outer, ll, lam = at(outer)
-        while f_outer < 0 and outer < MAX_TILT:
-            inner, f_inner, outer = outer, f_outer, 2 * outer
-            f_outer, ll, lam = at(outer)
-        side = 0
-        while f_outer >= 0 and f_outer > CROSSING_TOLERANCE and abs(f_inner) > CROSSING_TOLERANCE:
-            size = outer - f_outer * (outer - inner) / (f_outer - f_inner)
-            f_size, ll, lam = at(size)
-            if abs(f_size) <= CROSSING_TOLERANCE or outer - inner < 1e-6 * outer:
-                break
-            if f_size < 0:
-                inner, f_inner = size, f_size
-                f_outer, side = (f_outer / 2 if side == -1 else f_outer), -1
+    def _reaching(self, point: tuple, drop: float) -> float:
+        """The tilt size at which the profile's quadratic through λ̂ and ``point`` (ℓ = ℓ̂ − a(λ − λ̂)²,
+        where ℓ + t·log λ has its maximum at t = 2aλ|λ − λ̂|) falls ``drop``, between twice and 64
+        times the point's tilt (1 at λ̂)."""
+        size, ll, lam, _ = point
+        if size == 0:
+            return 1.0
+        a = (self.best - ll) / (lam - self.lam) ** 2
+        gap = math.sqrt(drop / a) if a > 0 else math.inf
+        end = self.lam + math.copysign(gap, lam - self.lam)
+        return min(max(2 * a * abs(end) * gap, 2 * size), 64 * size)
+
+    def _along(self, drop: float, sign: float) -> float:
+        """The λ where the profile falls ``drop`` below ℓ̂ along tilts of sign ``sign``:
+        from the profile's points found so far on that side (every fit is one), the first that
+        falls ``drop`` or more and the one before it; while there is none, tilts growing from
+        the largest (:meth:`_reaching`); then the Illinois false position in the tilt on the
+        bracket until a point is within ``CROSSING_TOLERANCE`` (each fit starts from the nearer
+        end); the largest tilt's if the profile never falls that far."""
+        points = self._profile[sign]
+        first = next((k for k, (_, ll, _, _) in enumerate(points) if self.best - ll >= drop), 0)
+        if first:
+            inner, outer = points[first - 1], points[first]
+        else:
+            inner = points[-1]
+            outer = self._at(sign, self._reaching(inner, drop), inner)
+            while self.best - outer[1] < drop and outer[0] < MAX_TILT:
+                inner, outer = outer, self._at(sign, min(self._reaching(outer, drop), MAX_TILT), outer)
+        f_inner, f_outer = self.best - inner[1] - drop, self.best - outer[1] - drop
+        w_inner, w_outer, side = f_inner, f_outer, 0             # the Illinois weights of the ends
+        while True:
+            if f_outer <= CROSSING_TOLERANCE or outer[0] - inner[0] < 1e-6 * outer[0]:
+                return outer[2]
+            if f_inner >= -CROSSING_TOLERANCE:
+                return inner[2]
+            size = outer[0] - w_outer * (outer[0] - inner[0]) / (w_outer - w_inner)
+            found = self._at(sign, size, inner if size - inner[0] < outer[0] - size else outer)
+            f_found = self.best - found[1] - drop
+            if f_found < 0:
+                inner, f_inner, w_inner = found, f_found, f_found
+                w_outer, side = (w_outer / 2 if side == -1 else w_outer), -1
             else:
-                outer, f_outer = size, f_size
-                f_inner, side = (f_inner / 2 if side == 1 else f_inner), 1
-        return ll, lam
+                outer, f_outer, w_outer = found, f_found, f_found
+                w_inner, side = (w_inner / 2 if side == 1 else w_inner), 1
 
     def within(self, lam: float, drop: float) -> bool:
         """Whether some rates of Σ = ``lam`` have ℓ >= ℓ̂ − ``drop`` among those that move a part of
@@ -299,8 +324,11 @@ class FrequencyClasses:
     def crossing(self, drop: float, sign: float) -> float:
         """The λ on the side ``sign`` of λ̂ where the profile falls ``drop`` below ℓ̂ (after
         :meth:`fit`), by tilting: the maximum of ℓ + t·log λ lies on the profile, at a λ that
-        moves with t."""
-        return self._along(lambda ll, lam: self.best - ll - drop, sign)[1]
+        moves with t. Where ℓ falls less than ``drop`` by λ = n/L (every user alone, the
+        profile's upper end), that end."""
+        if sign > 0 and self.alone_drop() <= drop:
+            return self.mass
+        return self._along(drop, sign)
 
     def interval(self, drop: float = HALF_WIDTH) -> tuple[float, float]:
         """The λ where the profile falls ``drop`` below ℓ̂ on each side of λ̂ (after :meth:`fit`);
