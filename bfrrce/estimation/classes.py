@@ -126,7 +126,8 @@ def _few_users(p: float, q: float, t_max: int) -> np.ndarray:
 
 class FrequencyClasses:
     """The likelihood of column sums (l = 1) over the rates g of frequency classes (module
-    docstring); ``usable`` is False where t_max would exceed :data:`MAX_USERS`.
+    docstring); ``usable`` is False where t_max would exceed :data:`MAX_USERS` (it is at most
+    n − 1: a column holds n users at most, and more than t_max is the heavy class).
 
     Parameters
     ----------
@@ -141,9 +142,13 @@ class FrequencyClasses:
     def __init__(self, counts: np.ndarray, n: int, p: float, q: float):
         counts = np.asarray(counts, dtype=np.int64)
         self.L = counts.size
-        t_max = EXACT_CLASSES
-        while _cut_of(t_max, n, p, q) <= counts.max() and t_max < MAX_USERS:
-            t_max = min(int(t_max * 1.25) + 1, MAX_USERS)
+        most = min(MAX_USERS, n - 1)            # a column of more than t_max users is heavy: n at most
+        if most < 1:
+            self.usable = False
+            return
+        t_max = min(EXACT_CLASSES, most)
+        while _cut_of(t_max, n, p, q) <= counts.max() and t_max < most:
+            t_max = min(int(t_max * 1.25) + 1, most)
         cut = _cut_of(t_max, n, p, q)
         low = int(counts.min())
         self.usable = cut > np.quantile(counts, BULK_QUANTILE) and cut > low
@@ -258,11 +263,11 @@ class FrequencyClasses:
     def _reaching(self, point: tuple, drop: float) -> float:
         """The tilt size at which the profile's quadratic through λ̂ and ``point`` (ℓ = ℓ̂ − a(λ − λ̂)²,
         where ℓ + t·log λ has its maximum at t = 2aλ|λ − λ̂|) falls ``drop``, between twice and 64
-        times the point's tilt (1 at λ̂)."""
+        times the point's tilt (1 at λ̂; 64 times where the profile has not moved from λ̂ or ℓ̂)."""
         size, ll, lam, _ = point
         if size == 0:
             return 1.0
-        a = (self.best - ll) / (lam - self.lam) ** 2
+        a = (self.best - ll) / (lam - self.lam) ** 2 if lam != self.lam else 0.0
         gap = math.sqrt(drop / a) if a > 0 else math.inf
         end = self.lam + math.copysign(gap, lam - self.lam)
         return min(max(2 * a * abs(end) * gap, 2 * size), 64 * size)
@@ -286,7 +291,7 @@ class FrequencyClasses:
         f_inner, f_outer = self.best - inner[1] - drop, self.best - outer[1] - drop
         w_inner, w_outer, side = f_inner, f_outer, 0             # the Illinois weights of the ends
         while True:
-            if f_outer <= CROSSING_TOLERANCE or outer[0] - inner[0] < 1e-6 * outer[0]:
+            if not (f_outer > CROSSING_TOLERANCE and outer[0] - inner[0] >= 1e-6 * outer[0]):   # (or NaN)
                 return outer[2]
             if f_inner >= -CROSSING_TOLERANCE:
                 return inner[2]

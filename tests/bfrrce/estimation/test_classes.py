@@ -296,3 +296,35 @@ def test_the_upper_crossing_is_n_where_every_user_alone_fits():
     model.fit()
     assert model.alone_drop() < 0.5
     assert model.crossing(0.5, 1.0) == model.mass
+
+
+@pytest.mark.parametrize("n", [2, 5, 20])
+def test_few_users_keep_the_largest_class_below_n(n):
+    """With fewer users than the classes (ε = 30, L = 1024), t_max is at most n − 1 (a column holds
+    n users at most; more than t_max is heavy), so the law of a column's sum has no Binomial of
+    negative size: the kernel and the fit are finite, and the estimate too. With t_max = 24 for
+    20 users, every ℓ was NaN and the crossings' search never ended."""
+    mech = BFRRCE(epsilon=30.0, L=1024, l=1)
+    rng = np.random.default_rng(n)
+    agg = mech.simulate(rng.integers(0, 2 ** 62, n), counts=np.ones(n, dtype=np.int64), rng=rng)
+    model = classes.FrequencyClasses(agg.counts, n, mech.p, mech.q)
+    if model.usable:
+        assert model.t_max <= n - 1 and np.isfinite(model.kernel).all()
+        model.fit()
+        assert math.isfinite(model.best)
+    est = mech.estimate(agg)
+    assert math.isfinite(est.value) and est.lower <= n <= est.upper
+
+
+def test_a_tilt_that_does_not_move_the_profile_grows_it():
+    """Where a tilted fit is still at λ̂ or ℓ̂ (a flat profile, or a fit that did not leave the
+    maximum), the next tilt is 64 times larger rather than a division by zero (this stopped a
+    random frequency-class cell)."""
+    mech = BFRRCE(epsilon=10.0, L=4096, l=1)
+    rng = np.random.default_rng(5)
+    f = pairs_and_singletons(3000, 0.2)
+    model = classes.FrequencyClasses(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng).counts,
+                                     int(f.sum()), mech.p, mech.q)
+    model.fit()
+    assert model._reaching((4.0, model.best, model.lam, model.z), 0.5) == 256.0
+    assert model._reaching((4.0, model.best - 1.0, model.lam, model.z), 0.5) == 256.0
