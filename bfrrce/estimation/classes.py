@@ -268,7 +268,9 @@ class FrequencyClasses:
         if size == 0:
             return 1.0
         a = (self.best - ll) / (lam - self.lam) ** 2 if lam != self.lam else 0.0
-        gap = math.sqrt(drop / a) if a > 0 else math.inf
+        if not a > 0:
+            return 64 * size
+        gap = math.sqrt(drop / a)
         end = self.lam + math.copysign(gap, lam - self.lam)
         return min(max(2 * a * abs(end) * gap, 2 * size), 64 * size)
 
