@@ -51,7 +51,7 @@ MAX_USERS = 128          # t_max at most this: beyond, the sums do not resolve a
 BULK_QUANTILE = 0.99     # the cut lies above this quantile of the sums (or above all of them)
 CUT_TAIL = 1e-10         # a column of t_max + 1 users falls below the cut with at most this probability
 HALF_WIDTH = 0.5         # −Δ log-likelihood at the ends of the one-sd profile interval
-SOLVER = {"maxiter": 400, "gtol": 1e-5}     # BFGS's options for every fit (L-BFGS-B calls threaded
+SOLVER = {"maxiter": 400, "gtol": 1e-4}     # BFGS's options for every fit (L-BFGS-B calls threaded
                                              # BLAS at every step, which stalls on a busy machine)
 MAX_TILT = 2.0 ** 14     # ℓ + t·log λ is maximised for |t| up to this ...
 CROSSING_TOLERANCE = 0.02   # ... and a crossing of the profile found to this much of ℓ
@@ -242,7 +242,8 @@ class FrequencyClasses:
 
     def fit(self) -> float:
         """λ̂, the sum of the maximum likelihood rates (from users spread evenly over the classes
-        and from all at one user, the better kept); kept with ℓ̂."""
+        and from all at one user, the better kept); kept with ℓ̂, as the first point of the profile on
+        each side (:meth:`_along`)."""
         starts = [np.zeros(self.f.size + 2), np.append(np.eye(self.f.size)[0] * 8.0, [0.0, 0.0])]
         self.z, self.best, self.lam = max((self._solve(z, 0.0) for z in starts), key=lambda found: found[1])
         self._profile = {sign: [(0.0, self.best, self.lam, self.z)] for sign in (-1.0, 1.0)}
