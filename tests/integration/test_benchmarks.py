@@ -127,8 +127,8 @@ def test_coverage_random_cells_are_off_the_grid_and_seeded():
 
 def test_coverage_se_ratio_is_not_given_where_value_reads_d_exactly():
     """Both below half a value: D (an integer) is read exactly and the ratio says nothing; nor
-    where value did not vary (the same number in every run, up to a thousandth of a value: spreads
-    of 1e-12 and 2e-5 gave se/sd 10^13 and 4·10^7 where all singletons read N); a spread or a
+    where value did not vary (the same number in every run, up to a thousandth of a value, as where
+    all singletons read N: a ratio over a rounding residue is any number); a spread or a
     standard error of a value or more gives the ratio, whichever way it errs."""
     import math
 

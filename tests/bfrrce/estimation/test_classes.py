@@ -241,7 +241,7 @@ def test_a_reading_of_n_rejected_weakly_moves_by_its_rejection():
 
 def test_a_kept_reading_of_n_has_the_class_models_uncertainty():
     """5% of 10,000 users in pairs (D = 9,750), ε = 12, L = 65,536: the equal-frequency reading is n
-    (its posterior's mode; ± 30) and the class model does not reject it in some draws (its
+    (its posterior's mode, with that posterior's narrow ±) and the class model does not reject it in some draws (its
     maximum below n, the drop at n below 1.92); there the standard error is the class model's,
     so every estimate is within 3 of its standard errors of D in 5 draws (with the equal-frequency
     model's ± some are many of them off)."""
