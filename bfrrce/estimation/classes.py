@@ -11,9 +11,8 @@ need no law beyond "above the cut". The users are known: the classes' mean users
 Σ_f f·g_f, is n/L where no sum reaches the cut, and at most n/L less t_max + 1 per heavy value
 where some do (the Poisson mean matched to the known total, which de-Poissonizes the model: with
 singletons alone it pins D to n). The number of values is D = L·λ, λ = Σ_f g_f (heavy included):
-the likelihood of every column's sum, maximised over the g, is profiled over λ by tilting (the
-maximum of ℓ + t·log λ lies on the profile, at a λ that moves with t), each fit a BFGS over the
-classes' shares of the users.
+the likelihood of every column's sum, maximised over the g, is profiled over λ (each point a fit
+at fixed λ, an SLSQP in the rates; the crossings by Newton's method on the profile's depth).
 
 This is the model of all frequency laws that the equal-frequency likelihood (:mod:`.likelihood`)
 is one case of, g-modelling in Efron's sense with the law of T fitted by its nonparametric
@@ -41,7 +40,7 @@ import math
 
 import numpy as np
 
-from protocols.core.lazy import optimize, special, stats
+from protocols.core.lazy import optimize, stats
 
 from ..poisoning import weight_pmf
 
@@ -51,16 +50,12 @@ MAX_USERS = 128          # t_max at most this: beyond, the sums do not resolve a
 BULK_QUANTILE = 0.99     # the cut lies above this quantile of the sums (or above all of them)
 CUT_TAIL = 1e-10         # a column of t_max + 1 users falls below the cut with at most this probability
 HALF_WIDTH = 0.5         # −Δ log-likelihood at the ends of the one-sd profile interval
-SOLVER = {"maxiter": 400, "gtol": 1e-4}     # BFGS's options for every fit (L-BFGS-B calls threaded
-                                             # BLAS at every step, which stalls on a busy machine)
-MAX_TILT = 2.0 ** 14     # ℓ + t·log λ is maximised for |t| up to this ...
-CROSSING_TOLERANCE = 0.02   # ... and a crossing of the profile found to this much of ℓ
-SATURATED = 12.0         # a tilted fit starts with every class's log share within this of the largest
+SOLVER = {"maxiter": 400, "ftol": 1e-8}    # SLSQP's options for every fit (ftol in nats)
+CROSSING_TOLERANCE = 0.02   # a crossing of the profile found to this much of ℓ ...
+RELATIVE_TOLERANCE = 0.01   # ... or this share of its drop, the larger
 TINY = 1e-300
-FLOOR = 1e-12            # the light users' share and the heavy class's part of its bound at least this
-ESCAPE_GAIN = 0.05       # a fit stopped where a class gains more than this per unit share of the users ...
-ESCAPE_SHARE = 0.05      # ... gives that class this share and starts again ...
-ESCAPES = 8              # ... at most this many times
+ADD_GAIN = 0.01          # a fit frees a class at 0 whose scaled KKT residual exceeds this ...
+ROUNDS = 8               # ... and fits again, at most this many times
 
 
 def class_frequencies(t_max: int) -> np.ndarray:
@@ -164,7 +159,7 @@ class FrequencyClasses:
 
     def users_law(self, g: np.ndarray, heavy: float) -> np.ndarray:
         """Pr[T = t], t = 0 … t_max, of rates g on the classes and ``heavy``."""
-        light = np.fft.irfft(np.exp(np.einsum("kf,f->k", self.phase, g)), self.size)[:self.t_max + 1]
+        light = np.fft.irfft(np.exp(self.phase @ g), self.size)[:self.t_max + 1]
         return np.maximum(light, 0.0) * math.exp(-heavy)
 
     def loglik(self, x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -172,148 +167,181 @@ class FrequencyClasses:
         Pr[T = t − f] − Pr[T = t], ∂Pr[T = t]/∂heavy = −Pr[T = t]."""
         r = self.users_law(x[:-1], x[-1])
         top = max(1.0 - r.sum(), 0.0)
-        prob = np.maximum(np.einsum("t,tc->c", r, self.kernel), TINY)
+        prob = np.maximum(r @ self.kernel, TINY)
         prob_top = max(float(np.sum(r * self.kernel_top)) + top, TINY)
         ll = float(np.sum(self.hist * np.log(prob))) + self.censored * math.log(prob_top)
-        w = np.einsum("tc,c->t", self.kernel, self.hist / prob) + self.kernel_top * (self.censored / prob_top)
+        w = self.kernel @ (self.hist / prob) + self.kernel_top * (self.censored / prob_top)
         u = w - self.censored / prob_top                                                   # less ∂ℓ/∂Pr[T > t_max]
         lagged = np.correlate(u, r, mode="full")[self.t_max:]            # Σ_t u_t Pr[T = t − f], f = 0 … t_max
         return ll, np.append(lagged[self.f] - lagged[0], -lagged[0])
 
-    def _rates(self, z: np.ndarray) -> tuple[np.ndarray, float, float]:
-        """(g, heavy, light users' mean) of the free coordinates z = (θ, ψ, χ): the light classes
-        share their users' mean m_L by softmax(θ), g_f = m_L·w_f/f; with no sum at the cut,
-        m_L = n/L and heavy = 0; else m_L = (n/L)·σ(ψ) and heavy = (n/L − m_L)/(t_max + 1)·σ(χ)
-        (a heavy value has more than t_max users)."""
-        w = np.exp(z[:self.f.size] - z[:self.f.size].max())
-        w /= w.sum()
-        if self.censored == 0:
-            return self.mass * w / self.f, 0.0, self.mass
-        light = self.mass * _sigmoid(z[-2])
-        return light * w / self.f, (self.mass - light) / (self.t_max + 1) * _sigmoid(z[-1]), light
+    def _solve(self, x0: np.ndarray, lam: float | None = None) -> tuple[np.ndarray, float, float]:
+        """The maximum of ℓ over the rates, or over those of Σ = ``lam`` (a point of the profile),
+        from the rates ``x0``: (x, ℓ, the profile's slope dℓ/dλ there).
 
-    def _share_slopes(self, z: np.ndarray, tilt: float):
-        """(ℓ, λ, ∂/∂g and ∂/∂heavy of ℓ + tilt·log λ, the light classes' user shares w and the
-        slopes v_f = m_L·∂/∂g_f/f of that objective in them) at the free coordinates z."""
-        g, heavy, light = self._rates(z)
-        lam = g.sum() + heavy
-        ll, grad = self.loglik(np.append(g, heavy))
-        a, b = grad[:-1] + tilt / lam, grad[-1] + tilt / lam
-        return ll, lam, a, b, g * self.f / light, light * a / self.f, light
+        SLSQP in the rates themselves (scaled by (L/(n/L))^{1/2}, where ℓ's curvature is of order
+        1), g >= 0 and heavy >= 0, with their users known: Σ_f f·g_f = n/L where no sum reaches the
+        cut (heavy = 0), else Σ_f f·g_f + (t_max + 1)·heavy <= n/L (module docstring); without
+        ``lam``, Σ >= 1/L (one value at least). A class at 0 keeps its gradient on that bound, so
+        a fit leaves a face of the simplex of shares where a class gains (the maximum over a
+        mixture's weights, where no class gains from taking users from the others: Lindsay 1983;
+        shares by softmax lose that gradient near 0 and stalled there, all users alone where a
+        fifth are in pairs, 14 nats below the maximum). The slope is the multiplier ν of Σ = λ
+        (envelope theorem), from the gradient where the rates are not 0: ∂ℓ/∂x_i = μ·users_i + ν,
+        μ the multiplier of the users' constraint (0 where it is slack); NaN where one class holds
+        every user (μ and ν not separable). The fit frees the classes the start holds, their
+        neighbours and the first and last class (:meth:`_around`); where a class at 0 would gain
+        (its KKT residual ∂ℓ/∂x_i − μ·users_i − ν, in the scaled rates, above :data:`ADD_GAIN`) it
+        is freed and the fit goes on (at most :data:`ROUNDS` times), and where the classes freed
+        cannot meet the constraints, all are."""
+        users = np.append(self.f.astype(float), self.t_max + 1.0)
+        scale = math.sqrt(self.mass / self.L)
+        x = np.maximum(np.asarray(x0, dtype=float), 0.0)
+        free = self._around(x > 0)
+        for _ in range(ROUNDS):
+            on = users[free]
+            limits = [{"type": "ineq" if self.censored else "eq", "fun": lambda u, on=on: self.mass - scale * (on @ u),
+                       "jac": lambda u, on=on: -scale * on},
+                      {"type": "ineq" if lam is None else "eq",
+                       "fun": lambda u: scale * u.sum() - (1.0 / self.L if lam is None else lam),
+                       "jac": lambda u: np.full(u.size, scale)}]
 
-    def _tilted(self, z: np.ndarray, tilt: float) -> tuple[float, np.ndarray]:
-        """−(ℓ + tilt·log λ) at the free coordinates z and its gradient (the chain rule through
-        :meth:`_rates`)."""
-        ll, lam, a, b, w, v, light = self._share_slopes(z, tilt)
-        F = self.f.size
-        out = np.zeros(z.size)
-        out[:F] = w * (v - np.sum(w * v))
-        if self.censored:
-            s_psi, s_chi = _sigmoid(z[-2]), _sigmoid(z[-1])
-            d_light = np.sum(w * a / self.f) - b * s_chi / (self.t_max + 1)
-            out[-2] = d_light * self.mass * s_psi * (1 - s_psi)
-            out[-1] = b * (self.mass - light) / (self.t_max + 1) * s_chi * (1 - s_chi)
-        return -(ll + tilt * math.log(lam)), -out
-
-    def _solve(self, z0: np.ndarray, tilt: float) -> tuple[np.ndarray, float, float]:
-        """The maximum of ℓ + tilt·log λ from ``z0``: (z, ℓ, λ) there.
-
-        A class whose share the softmax has driven to nearly 0 has a vanishing gradient, so BFGS
-        can stop at a face of the simplex of shares that is not the maximum (all users alone,
-        where a fifth are in pairs: 14 nats below it). The maximum over shares is where no class
-        gains from taking users from the others, v_f <= Σ w·v for every f (the directional
-        derivative of a mixture's likelihood, Lindsay 1983); while some class gains more than
-        :data:`ESCAPE_GAIN` per unit share, it is given :data:`ESCAPE_SHARE` of the users and the
-        fit starts again from there (at most :data:`ESCAPES` times)."""
-        z = z0
-        for _ in range(ESCAPES + 1):
-            res = optimize.minimize(self._tilted, z, args=(tilt,), jac=True, method="BFGS", options=SOLVER)
-            _, _, _, _, w, v, _ = self._share_slopes(res.x, tilt)
-            gain = v - np.sum(w * v)
-            best = int(np.argmax(gain))
-            if gain[best] <= ESCAPE_GAIN:
+            def objective(u, free=free):
+                y = np.zeros(users.size)
+                y[free] = np.maximum(scale * u, 0.0)
+                ll, grad = self.loglik(y)
+                return -ll, -scale * grad[free]
+            u = optimize.minimize(objective, x[free] / scale, jac=True, method="SLSQP", bounds=[(0.0, None)] * on.size,
+                                  constraints=limits, options=SOLVER).x
+            x = np.zeros(users.size)
+            x[free] = scale * np.maximum(u, 0.0)
+            ll, grad = self.loglik(x)
+            mu, nu = self._multipliers(x, grad, users, lam is not None)
+            if not free[:-1].all() and ((lam is not None and abs(x.sum() - lam) > 1e-3 * lam)
+                                        or users @ x > self.mass * (1 + 1e-3)):
+                free = self._around(np.ones(users.size, dtype=bool))       # not feasible on these classes
+                continue
+            gain = (grad - mu * users - nu) * scale > ADD_GAIN
+            gain[-1] = False
+            if not (gain & ~free).any() or math.isnan(nu):
                 break
-            z = res.x.copy()
-            others = np.delete(z[:self.f.size], best)
-            z[best] = special.logsumexp(others) + math.log(ESCAPE_SHARE / (1 - ESCAPE_SHARE))
-        g, heavy, _ = self._rates(res.x)
-        lam = float(g.sum() + heavy)
-        return res.x, -float(res.fun) - tilt * math.log(lam), lam
+            free = self._around((x > 0) | gain)
+        return x, ll, nu
+
+    def _around(self, support: np.ndarray) -> np.ndarray:
+        """The rates a fit frees: the classes of ``support`` and their neighbours, the first and
+        the last class (so that every mean frequency between them is feasible), and the heavy
+        rate where some sum reaches the cut."""
+        free = support.copy()
+        free[:-2] |= support[1:-1]
+        free[1:-1] |= support[:-2]
+        free[0] = free[-2] = True
+        free[-1] = self.censored > 0
+        return free
+
+    def _multipliers(self, x: np.ndarray, grad: np.ndarray, users: np.ndarray, fixed: bool) -> tuple[float, float]:
+        """(μ, ν), the multipliers of the users' constraint and of Σ = λ (0 where not ``fixed``) at
+        the rates x: ∂ℓ/∂x_i = μ·users_i + ν where x_i > 0 (least squares; μ = 0 where the users'
+        constraint is slack); ν is NaN where one class holds every user (not separable from μ)."""
+        on = x > 1e-9 * x.max()
+        if self.censored and self.mass - users @ x > 1e-9 * self.mass:
+            return 0.0, float(grad[on].mean()) if fixed else 0.0
+        if not fixed:
+            return float(users[on] @ grad[on] / (users[on] @ users[on])), 0.0
+        if np.ptp(users[on]) == 0:
+            return 0.0, math.nan
+        mu, nu = np.linalg.lstsq(np.stack([users[on], np.ones(on.sum())], axis=1), grad[on], rcond=None)[0]
+        return float(mu), float(nu)
 
     def fit(self) -> float:
-        """λ̂, the sum of the maximum likelihood rates (from users spread evenly over the classes
-        and from all at one user, the better kept); kept with ℓ̂, as the first point of the profile on
-        each side (:meth:`_along`)."""
-        starts = [np.zeros(self.f.size + 2), np.append(np.eye(self.f.size)[0] * 8.0, [0.0, 0.0])]
-        self.z, self.best, self.lam = max((self._solve(z, 0.0) for z in starts), key=lambda found: found[1])
-        self._profile = {sign: [(0.0, self.best, self.lam, self.z)] for sign in (-1.0, 1.0)}
+        """λ̂, the sum of the maximum likelihood rates (from the light users spread evenly over the
+        classes: all n/L of them where no sum reaches the cut, else half, and the heavy class half
+        its bound); kept with ℓ̂ as the first point of the profile (:meth:`_along`), with its upper
+        end λ = n/L (every user alone)."""
+        light = self.mass / 2 if self.censored else self.mass
+        start = np.append(light / self.f.size / self.f, (self.mass - light) / (self.t_max + 1) / 2)
+        self.x, self.best, _ = self._solve(start)
+        self.lam = float(self.x.sum())
+        alone = np.append(np.where(self.f == 1, self.mass, 0.0), 0.0)
+        self._alone = (self.mass, self.loglik(alone)[0], alone, math.nan)
+        self._profile = [(self.lam, self.best, self.x, 0.0), self._alone]
         return self.lam
 
-    def _at(self, sign: float, size: float, near: tuple) -> tuple:
-        """The profile's point (size, ℓ, λ, z) at the tilt ``sign``·``size``, fitted from the point
-        ``near`` (shares below e^-12 of the largest raised to it: their softmax gradient vanishes
-        there) and kept for the crossings after it."""
-        start = near[3].copy()
-        start[:self.f.size] = np.maximum(start[:self.f.size], start[:self.f.size].max() - SATURATED)
-        z, ll, lam = self._solve(start, sign * size)
-        point = (size, ll, lam, z)
-        self._profile[sign].append(point)
-        self._profile[sign].sort(key=lambda found: found[0])
+    def _at(self, lam: float) -> tuple:
+        """The profile's point (λ, ℓ, x, dℓ/dλ) at ``lam``, fitted from the rates on the line
+        through the two nearest points found so far (a continuation's predictor; at 0 where it
+        falls below), and kept for the crossings after it."""
+        a, b = sorted(self._profile, key=lambda point: abs(point[0] - lam))[:2]
+        start = a[2] + (lam - a[0]) / (b[0] - a[0]) * (b[2] - a[2]) if b[0] != a[0] else a[2]
+        x, ll, slope = self._solve(np.maximum(start, 0.0), lam)
+        point = (lam, ll, x, slope)
+        self._profile.append(point)
         return point
 
-    def _reaching(self, point: tuple, drop: float) -> float:
-        """The tilt size at which the profile's quadratic through λ̂ and ``point`` (ℓ = ℓ̂ − a(λ − λ̂)²,
-        where ℓ + t·log λ has its maximum at t = 2aλ|λ − λ̂|) falls ``drop``, between twice and 64
-        times the point's tilt (1 at λ̂; 64 times where the profile has not moved from λ̂ or ℓ̂)."""
-        size, ll, lam, _ = point
-        if size == 0:
-            return 1.0
-        a = (self.best - ll) / (lam - self.lam) ** 2 if lam != self.lam else 0.0
-        if not a > 0:
-            return 64 * size
-        gap = math.sqrt(drop / a)
-        end = self.lam + math.copysign(gap, lam - self.lam)
-        return min(max(2 * a * abs(end) * gap, 2 * size), 64 * size)
-
     def _along(self, drop: float, sign: float) -> float:
-        """The λ where the profile falls ``drop`` below ℓ̂ along tilts of sign ``sign``:
-        from the profile's points found so far on that side (every fit is one), the first that
-        falls ``drop`` or more and the one before it; while there is none, tilts growing from
-        the largest (:meth:`_reaching`); then the Illinois false position in the tilt on the
-        bracket until a point is within ``CROSSING_TOLERANCE`` (each fit starts from the nearer
-        end); the largest tilt's if the profile never falls that far."""
-        points = self._profile[sign]
-        first = next((k for k, (_, ll, _, _) in enumerate(points) if self.best - ll >= drop), 0)
-        if first:
-            inner, outer = points[first - 1], points[first]
-        else:
-            inner = points[-1]
-            outer = self._at(sign, self._reaching(inner, drop), inner)
-            while self.best - outer[1] < drop and outer[0] < MAX_TILT:
-                inner, outer = outer, self._at(sign, min(self._reaching(outer, drop), MAX_TILT), outer)
-        f_inner, f_outer = self.best - inner[1] - drop, self.best - outer[1] - drop
-        w_inner, w_outer, side = f_inner, f_outer, 0             # the Illinois weights of the ends
+        """The λ on the side ``sign`` of λ̂ where the profile falls ``drop`` below ℓ̂: Newton's
+        method on the depth φ = (ℓ̂ − ℓ)^{1/2} − drop^{1/2} (linear in λ where the profile is
+        quadratic; φ' = −(dℓ/dλ)/(2(ℓ̂ − ℓ)^{1/2}) from each point's slope), from the points found so
+        far on that side, safeguarded: while no point falls ``drop``, a step at most four times as
+        far from λ̂ as the farthest (a tenth of λ̂ at first), within 1/L … n/L; then inside the
+        bracket of the first point that falls ``drop`` and the one before it, else the Illinois
+        false position on φ there; until a point is within ``CROSSING_TOLERANCE`` of ℓ̂ − ``drop``
+        (``RELATIVE_TOLERANCE`` of ``drop`` for larger drops). Where ℓ falls less than ``drop`` by
+        λ = 1/L (one value), that end."""
+        level, tolerance = math.sqrt(drop), max(CROSSING_TOLERANCE, RELATIVE_TOLERANCE * drop)
+        end = 1.0 / self.L if sign < 0 else self.mass
+
+        def depth(point):
+            return math.sqrt(max(self.best - point[1], 0.0)) - level
+
+        def newton(point):
+            fall = self.best - point[1]
+            if not (fall > 0 and sign * point[3] < 0):
+                return None
+            return point[0] + (depth(point)) * 2 * math.sqrt(fall) / point[3]
+        points = sorted((p for p in self._profile if sign * (p[0] - self.lam) >= 0),
+                        key=lambda p: sign * (p[0] - self.lam))
+        first = next((k for k, p in enumerate(points) if depth(p) >= 0), None)
+        inner, outer = (points[-1], None) if first is None else (points[first - 1], points[first])
+        w_inner, w_outer, side = depth(inner), (None if outer is None else depth(outer)), 0
+        last = inner                                         # the point the Newton step is taken from
         while True:
-            if not (f_outer > CROSSING_TOLERANCE and outer[0] - inner[0] >= 1e-6 * outer[0]):   # (or NaN)
-                return outer[2]
-            if f_inner >= -CROSSING_TOLERANCE:
-                return inner[2]
-            size = outer[0] - w_outer * (outer[0] - inner[0]) / (w_outer - w_inner)
-            found = self._at(sign, size, inner if size - inner[0] < outer[0] - size else outer)
-            f_found = self.best - found[1] - drop
-            if f_found < 0:
-                inner, f_inner, w_inner = found, f_found, f_found
+            if outer is not None:
+                if not self.best - outer[1] - drop > tolerance:      # (or NaN)
+                    return outer[0]
+                if abs(outer[0] - inner[0]) <= 1e-9 * self.lam:
+                    return outer[0]
+            if self.best - inner[1] - drop >= -tolerance and inner[0] != self.lam:
+                return inner[0]
+            step = newton(last)
+            if outer is None:
+                reach = inner[0] + sign * max(4 * abs(inner[0] - self.lam), 0.1 * self.lam)
+                reach = max(reach, end) if sign < 0 else min(reach, end)
+                lam = reach if step is None or sign * (step - inner[0]) <= 0 else (
+                    max(step, reach) if sign < 0 else min(step, reach))
+            else:
+                lam = outer[0] - w_outer * (outer[0] - inner[0]) / (w_outer - w_inner)
+                if step is not None and min(inner[0], outer[0]) < step < max(inner[0], outer[0]):
+                    lam = step
+            last = self._at(lam)
+            f_last = depth(last)
+            if f_last < 0 and outer is None:
+                if lam == end:
+                    return end
+                inner, w_inner = last, f_last
+            elif f_last < 0:                                  # Illinois: an end kept twice is halved
+                inner, w_inner = last, f_last
                 w_outer, side = (w_outer / 2 if side == -1 else w_outer), -1
             else:
-                outer, f_outer, w_outer = found, f_found, f_found
-                w_inner, side = (w_inner / 2 if side == 1 else w_inner), 1
+                w_inner = w_inner / 2 if side == 1 else w_inner
+                outer, w_outer, side = last, f_last, 1
 
     def within(self, lam: float, drop: float) -> bool:
         """Whether some rates of Σ = ``lam`` have ℓ >= ℓ̂ − ``drop`` among those that move a part of
         the light users of the maximum (after :meth:`fit`) into one class (a quick sufficient check
         that ``lam`` is inside the profile's interval at ``drop``: each is one evaluation)."""
-        g, heavy, light = self._rates(self.z)
-        now = g.sum()
+        g, heavy = self.x[:-1], self.x[-1]
+        light, now = float(np.sum(g * self.f)), g.sum()
         for f in self.f:
             alone = light / f                                  # the light rates' Σ with all users at f
             if alone == now:
@@ -326,14 +354,13 @@ class FrequencyClasses:
 
     def alone_drop(self) -> float:
         """ℓ̂ − ℓ at D = n, where every user is alone: the only rates of Σ_f g_f = n/L (after
-        :meth:`fit`; the profile's upper end, which no tilt passes)."""
-        return self.best - self.loglik(np.append(np.where(self.f == 1, self.mass, 0.0), 0.0))[0]
+        :meth:`fit`; the profile's upper end)."""
+        return self.best - self._alone[1]
 
     def crossing(self, drop: float, sign: float) -> float:
         """The λ on the side ``sign`` of λ̂ where the profile falls ``drop`` below ℓ̂ (after
-        :meth:`fit`), by tilting: the maximum of ℓ + t·log λ lies on the profile, at a λ that
-        moves with t. Where ℓ falls less than ``drop`` by λ = n/L (every user alone, the
-        profile's upper end), that end."""
+        :meth:`fit`; :meth:`_along`). Where ℓ falls less than ``drop`` by λ = n/L (every user
+        alone, the profile's upper end), that end."""
         if sign > 0 and self.alone_drop() <= drop:
             return self.mass
         return self._along(drop, sign)
@@ -344,6 +371,3 @@ class FrequencyClasses:
         return self.crossing(drop, -1.0), self.crossing(drop, 1.0)
 
 
-def _sigmoid(x: float) -> float:
-    """1/(1 + e^{−x}) (scipy.special.expit), at least ``FLOOR`` (so that λ stays above 0)."""
-    return max(float(special.expit(x)), FLOOR)

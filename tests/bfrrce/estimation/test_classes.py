@@ -255,7 +255,7 @@ def test_a_kept_reading_of_n_has_the_class_models_uncertainty():
 
 
 def test_crossings_reuse_the_profile_found_before_them():
-    """Every tilted fit is a point of the profile, so the crossings of one side share them: the
+    """Every fit is a point of the profile, so the crossings share them: the
     crossings at drops 8, 1.92 and 0.5 on both sides asked in that order (30% of 20,000 users in
     pairs, ε = 10, L = 16,384) agree with each asked of a fresh model to within the crossing's
     tolerance (0.02 of ℓ: at most 0.02·|λ − λ̂|/drop on a profile quadratic there, here with a
@@ -270,9 +270,9 @@ def test_crossings_reuse_the_profile_found_before_them():
         model.fit()
         solve, model.fits = model._solve, 0
 
-        def counted(z, tilt):
+        def counted(x, lam=None):
             model.fits += 1
-            return solve(z, tilt)
+            return solve(x, lam)
         model._solve = counted
         return model
     shared, apart = fitted(), 0
@@ -287,7 +287,7 @@ def test_crossings_reuse_the_profile_found_before_them():
 
 def test_the_upper_crossing_is_n_where_every_user_alone_fits():
     """Every user alone (8,192 users, ε = 10, L = 16,384): where ℓ at λ = n/L (the profile's upper
-    end, no tilt passes it) falls less than the drop, the upper crossing is n/L itself."""
+    end) falls less than the drop, the upper crossing is n/L itself."""
     mech = BFRRCE(epsilon=10.0, L=16384, l=1)
     rng = np.random.default_rng(13)
     n = 8192
@@ -316,15 +316,36 @@ def test_few_users_keep_the_largest_class_below_n(n):
     assert math.isfinite(est.value) and est.lower <= n <= est.upper
 
 
-def test_a_tilt_that_does_not_move_the_profile_grows_it():
-    """Where a tilted fit is still at λ̂ or ℓ̂ (a flat profile, or a fit that did not leave the
-    maximum), the next tilt is 64 times larger rather than a division by zero (this stopped a
-    random frequency-class cell)."""
-    mech = BFRRCE(epsilon=10.0, L=4096, l=1)
+@pytest.mark.parametrize("kind", ["pairs", "singletons", "zipf"])
+def test_a_crossing_is_where_the_profile_falls_its_drop_and_the_first_such_point(kind):
+    """Each crossing (drops 0.5, 1.92 and 8 on both sides) is a point of the profile that falls its
+    drop to within the tolerance (a fit at that λ from the maximum, afresh), and the profile falls
+    less than the drop at λ a tenth and half of the way from λ̂ to it (so it is the first such
+    point from λ̂; a wrong branch of the search would pass it): a fifth of 3,000 users in pairs at
+    ε = 10, L = 4,096; 3,000 users alone at ε = 10, L = 16,384; Zipf(1.1) frequencies of 5,000
+    users at ε = 8, L = 8,192."""
     rng = np.random.default_rng(5)
-    f = pairs_and_singletons(3000, 0.2)
-    model = classes.FrequencyClasses(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng).counts,
-                                     int(f.sum()), mech.p, mech.q)
+    if kind == "pairs":
+        mech, f = BFRRCE(epsilon=10.0, L=4096, l=1), pairs_and_singletons(3000, 0.2)
+    elif kind == "singletons":
+        mech, f = BFRRCE(epsilon=10.0, L=16384, l=1), np.ones(3000, dtype=np.int64)
+    else:
+        mech = BFRRCE(epsilon=8.0, L=8192, l=1)
+        f = np.maximum((1000 / np.arange(1, 2001) ** 1.1).astype(np.int64), 1)
+    counts = mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng).counts
+    model = classes.FrequencyClasses(counts, int(f.sum()), mech.p, mech.q)
+    assert model.usable
     model.fit()
-    assert model._reaching((4.0, model.best, model.lam, model.z), 0.5) == 256.0
-    assert model._reaching((4.0, model.best - 1.0, model.lam, model.z), 0.5) == 256.0
+    checked = 0
+    for drop in (0.5, 1.92, 8.0):
+        tolerance = max(classes.CROSSING_TOLERANCE, classes.RELATIVE_TOLERANCE * drop)
+        for sign in (-1.0, 1.0):
+            at = model.crossing(drop, sign)
+            if at in (model.mass, 1.0 / model.L):          # the profile's end: it falls less there
+                assert model.best - model._solve(model.x, at)[1] <= drop + tolerance
+                continue
+            checked += 1
+            assert model.best - model._solve(model.x, at)[1] == pytest.approx(drop, abs=tolerance)
+            for part in (0.1, 0.5):
+                assert model.best - model._solve(model.x, model.lam + part * (at - model.lam))[1] < drop
+    assert checked >= 3
