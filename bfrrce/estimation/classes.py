@@ -56,6 +56,7 @@ RELATIVE_TOLERANCE = 0.01   # ... or this share of its drop, the larger
 TINY = 1e-300
 ADD_GAIN = 0.01          # a fit frees a class at 0 whose scaled KKT residual exceeds this ...
 ROUNDS = 8               # ... and fits again, at most this many times
+GROWTH = 4.0          # a step of the crossings' search at most this many times as far from λ̂ as the last point
 
 
 def class_frequencies(t_max: int) -> np.ndarray:
@@ -158,8 +159,10 @@ class FrequencyClasses:
         self.phase = np.exp(-2j * math.pi * np.outer(np.arange(self.size // 2 + 1), self.f) / self.size) - 1
 
     def users_law(self, g: np.ndarray, heavy: float) -> np.ndarray:
-        """Pr[T = t], t = 0 … t_max, of rates g on the classes and ``heavy``."""
-        light = np.fft.irfft(np.exp(self.phase @ g), self.size)[:self.t_max + 1]
+        """Pr[T = t], t = 0 … t_max, of rates g on the classes and ``heavy`` (products here and in
+        :meth:`loglik` by einsum: numpy's matmul hands these small matrices to threaded BLAS, whose
+        threads cost more than the product; an estimate took 2.6 times as long on two cores)."""
+        light = np.fft.irfft(np.exp(np.einsum("kf,f->k", self.phase, g)), self.size)[:self.t_max + 1]
         return np.maximum(light, 0.0) * math.exp(-heavy)
 
     def loglik(self, x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -167,10 +170,10 @@ class FrequencyClasses:
         Pr[T = t − f] − Pr[T = t], ∂Pr[T = t]/∂heavy = −Pr[T = t]."""
         r = self.users_law(x[:-1], x[-1])
         top = max(1.0 - r.sum(), 0.0)
-        prob = np.maximum(r @ self.kernel, TINY)
+        prob = np.maximum(np.einsum("t,tc->c", r, self.kernel), TINY)
         prob_top = max(float(np.sum(r * self.kernel_top)) + top, TINY)
         ll = float(np.sum(self.hist * np.log(prob))) + self.censored * math.log(prob_top)
-        w = self.kernel @ (self.hist / prob) + self.kernel_top * (self.censored / prob_top)
+        w = np.einsum("tc,c->t", self.kernel, self.hist / prob) + self.kernel_top * (self.censored / prob_top)
         u = w - self.censored / prob_top                                                   # less ∂ℓ/∂Pr[T > t_max]
         lagged = np.correlate(u, r, mode="full")[self.t_max:]            # Σ_t u_t Pr[T = t − f], f = 0 … t_max
         return ll, np.append(lagged[self.f] - lagged[0], -lagged[0])
@@ -282,12 +285,14 @@ class FrequencyClasses:
         """The λ on the side ``sign`` of λ̂ where the profile falls ``drop`` below ℓ̂: Newton's
         method on the depth φ = (ℓ̂ − ℓ)^{1/2} − drop^{1/2} (linear in λ where the profile is
         quadratic; φ' = −(dℓ/dλ)/(2(ℓ̂ − ℓ)^{1/2}) from each point's slope), from the points found so
-        far on that side, safeguarded: while no point falls ``drop``, a step at most four times as
-        far from λ̂ as the farthest (a tenth of λ̂ at first), within 1/L … n/L; then inside the
-        bracket of the first point that falls ``drop`` and the one before it, else the Illinois
-        false position on φ there; until a point is within ``CROSSING_TOLERANCE`` of ℓ̂ − ``drop``
-        (``RELATIVE_TOLERANCE`` of ``drop`` for larger drops). Where ℓ falls less than ``drop`` by
-        λ = 1/L (one value), that end."""
+        far on that side: the first that falls ``drop`` and the one before it bracket the crossing,
+        and the step is taken from whichever of them has the smaller |φ| and lands inside the
+        bracket (else the Illinois false position on φ there); while no point falls ``drop``, from
+        the farthest, at most :data:`GROWTH` times as far from λ̂ (a tenth of λ̂ at first), within
+        1/L … n/L; where nothing is known on that side, at the distance the other points' quadratic
+        gives (:meth:`_first_gap`). Until a point is within :data:`CROSSING_TOLERANCE` of ℓ̂ −
+        ``drop`` (:data:`RELATIVE_TOLERANCE` of ``drop`` for larger drops). Where ℓ falls less than
+        ``drop`` by λ = 1/L (one value), that end."""
         level, tolerance = math.sqrt(drop), max(CROSSING_TOLERANCE, RELATIVE_TOLERANCE * drop)
         end = 1.0 / self.L if sign < 0 else self.mass
 
@@ -304,7 +309,6 @@ class FrequencyClasses:
         first = next((k for k, p in enumerate(points) if depth(p) >= 0), None)
         inner, outer = (points[-1], None) if first is None else (points[first - 1], points[first])
         w_inner, w_outer, side = depth(inner), (None if outer is None else depth(outer)), 0
-        last = inner                                         # the point the Newton step is taken from
         while True:
             if outer is not None:
                 if not self.best - outer[1] - drop > tolerance:      # (or NaN)
@@ -313,9 +317,20 @@ class FrequencyClasses:
                     return outer[0]
             if self.best - inner[1] - drop >= -tolerance and inner[0] != self.lam:
                 return inner[0]
-            step = newton(last)
-            if outer is None:
-                reach = inner[0] + sign * max(4 * abs(inner[0] - self.lam), 0.1 * self.lam)
+            steps = [(abs(depth(p)), newton(p), p) for p in (inner, outer) if p is not None]
+            steps = [(d, x, p) for d, x, p in steps if x is not None
+                     and (outer is None or min(inner[0], outer[0]) < x < max(inner[0], outer[0]))]
+            step = None
+            if steps:
+                _, step, base = min(steps, key=lambda found: found[0])
+                if abs(step - self.lam) > GROWTH * abs(base[0] - self.lam):
+                    step = self.lam + sign * GROWTH * abs(base[0] - self.lam)
+            if step is None and inner[0] == self.lam:         # nothing known on this side yet
+                bound = end if outer is None else (self.lam + outer[0]) / 2
+                lam = self.lam + sign * self._first_gap(drop)
+                lam = max(lam, bound) if sign < 0 else min(lam, bound)
+            elif outer is None:
+                reach = inner[0] + sign * max(GROWTH * abs(inner[0] - self.lam), 0.1 * self.lam)
                 reach = max(reach, end) if sign < 0 else min(reach, end)
                 lam = reach if step is None or sign * (step - inner[0]) <= 0 else (
                     max(step, reach) if sign < 0 else min(step, reach))
@@ -335,6 +350,16 @@ class FrequencyClasses:
             else:
                 w_inner = w_inner / 2 if side == 1 else w_inner
                 outer, w_outer, side = last, f_last, 1
+
+    def _first_gap(self, drop: float) -> float:
+        """How far from λ̂ the profile falls ``drop`` on a side where nothing is known yet: by the
+        quadratic through λ̂ and the point found so far (on either side, the end n/L aside) whose
+        fall is nearest ``drop``; a tenth of λ̂ where there is none."""
+        known = [p for p in self._profile if p is not self._alone and self.best - p[1] > 0]
+        if not known:
+            return 0.1 * self.lam
+        near = min(known, key=lambda p: abs(math.log((self.best - p[1]) / drop)))
+        return abs(near[0] - self.lam) * math.sqrt(drop / (self.best - near[1]))
 
     def within(self, lam: float, drop: float) -> bool:
         """Whether some rates of Σ = ``lam`` have ℓ >= ℓ̂ − ``drop`` among those that move a part of
