@@ -10,7 +10,8 @@ t_max + 1 users reaches but with probability below 10^-10 form one category, so 
 need no law beyond "above the cut". The users are known: the classes' mean users per column,
 Σ_f f·g_f, is n/L where no sum reaches the cut, and at most n/L less t_max + 1 per heavy value
 where some do (the Poisson mean matched to the known total, which de-Poissonizes the model: with
-singletons alone it pins D to n). The number of values is D = L·λ, λ = Σ_f g_f (heavy included):
+singletons alone it pins D to n), and at most what the columns above the cut leave by their sums
+(``light_cap``). The number of values is D = L·λ, λ = Σ_f g_f (heavy included):
 the likelihood of every column's sum, maximised over the g, is profiled over λ (each point a fit
 at fixed λ, an SLSQP in the rates; the crossings by Newton's method on the profile's depth).
 
@@ -54,8 +55,10 @@ SOLVER = {"maxiter": 400, "ftol": 1e-8}    # SLSQP's options for every fit (ftol
 CROSSING_TOLERANCE = 0.02   # a crossing of the profile found to this much of ℓ ...
 RELATIVE_TOLERANCE = 0.01   # ... or this share of its drop, the larger
 TINY = 1e-300
+LIGHT_Z = 3.0           # the light users' cap allows this many sds of the heavy columns' noise
 ADD_GAIN = 0.01          # a fit frees a class at 0 whose scaled KKT residual exceeds this ...
 ROUNDS = 8               # ... and fits again, at most this many times
+MAX_FITS = 40           # a crossing's search ends after this many fits, at the far end of its bracket
 GROWTH = 4.0          # a step of the crossings' search at most this many times as far from λ̂ as the last point
 
 
@@ -153,6 +156,9 @@ class FrequencyClasses:
         self.t_max, self.f, self.mass = t_max, class_frequencies(t_max), n / self.L
         self.hist = np.bincount(counts[counts < cut] - low, minlength=cut - low).astype(float)
         self.censored = float(np.count_nonzero(counts >= cut))
+        heavy_users = np.clip((counts[counts >= cut] - n * q) / (p - q), 0, n)   # unbiased per column
+        spread = math.sqrt(float(np.sum(heavy_users * p * (1 - p) + (n - heavy_users) * q * (1 - q)))) / (p - q)
+        self.light_cap = min(self.mass, max(n - heavy_users.sum() + LIGHT_Z * spread, 0.0) / (self.L - self.censored))
         self.kernel = sum_given_users(n, p, q, t_max, low, cut)             # (T, c)
         self.kernel_top = np.maximum(1 - self.kernel.sum(axis=1), 0.0)      # Pr[c >= cut | T]
         self.size = 1 << int(math.ceil(math.log2(4 * (t_max + 1))))        # T beyond folds back: negligible
@@ -197,39 +203,48 @@ class FrequencyClasses:
         (its KKT residual ∂ℓ/∂x_i − μ·users_i − ν, in the scaled rates, above :data:`ADD_GAIN`) it
         is freed and the fit goes on (at most :data:`ROUNDS` times), and where the classes freed
         cannot meet the constraints, all are."""
-        users = np.append(self.f.astype(float), self.t_max + 1.0)
+        rows = self._rows()
         scale = math.sqrt(self.mass / self.L)
         x = np.maximum(np.asarray(x0, dtype=float), 0.0)
         free = self._around(x > 0)
         for _ in range(ROUNDS):
-            on = users[free]
-            limits = [{"type": "ineq" if self.censored else "eq", "fun": lambda u, on=on: self.mass - scale * (on @ u),
-                       "jac": lambda u, on=on: -scale * on},
-                      {"type": "ineq" if lam is None else "eq",
-                       "fun": lambda u: scale * u.sum() - (1.0 / self.L if lam is None else lam),
-                       "jac": lambda u: np.full(u.size, scale)}]
+            limits = [{"type": "eq" if equal else "ineq", "fun": lambda u, a=a[free], r=r: r - scale * (a @ u),
+                       "jac": lambda u, a=a[free]: -scale * a} for a, r, equal in rows]
+            limits.append({"type": "ineq" if lam is None else "eq",
+                           "fun": lambda u: scale * u.sum() - (1.0 / self.L if lam is None else lam),
+                           "jac": lambda u: np.full(u.size, scale)})
 
             def objective(u, free=free):
-                y = np.zeros(users.size)
+                y = np.zeros(free.size)
                 y[free] = np.maximum(scale * u, 0.0)
                 ll, grad = self.loglik(y)
                 return -ll, -scale * grad[free]
-            u = optimize.minimize(objective, x[free] / scale, jac=True, method="SLSQP", bounds=[(0.0, None)] * on.size,
-                                  constraints=limits, options=SOLVER).x
-            x = np.zeros(users.size)
+            u = optimize.minimize(objective, x[free] / scale, jac=True, method="SLSQP",
+                                  bounds=[(0.0, None)] * int(free.sum()), constraints=limits, options=SOLVER).x
+            x = np.zeros(free.size)
             x[free] = scale * np.maximum(u, 0.0)
             ll, grad = self.loglik(x)
-            mu, nu = self._multipliers(x, grad, users, lam is not None)
+            residual, nu = self._multipliers(x, grad, rows, lam is not None)
             if not free[:-1].all() and ((lam is not None and abs(x.sum() - lam) > 1e-3 * lam)
-                                        or users @ x > self.mass * (1 + 1e-3)):
-                free = self._around(np.ones(users.size, dtype=bool))       # not feasible on these classes
+                                        or any(a @ x > r * (1 + 1e-3) for a, r, _ in rows)):
+                free = self._around(np.ones(free.size, dtype=bool))       # not feasible on these classes
                 continue
-            gain = (grad - mu * users - nu) * scale > ADD_GAIN
+            gain = residual * scale > ADD_GAIN
             gain[-1] = False
             if not (gain & ~free).any() or math.isnan(nu):
                 break
             free = self._around((x > 0) | gain)
         return x, ll, nu
+
+    def _rows(self) -> list:
+        """The users' constraints on the rates x = (g, heavy), as (a, r, equal) for a·x <= r (= r
+        where ``equal``): Σ_f f·g_f = n/L where no sum reaches the cut; else Σ_f f·g_f + (t_max +
+        1)·heavy <= n/L and Σ_f f·g_f <= the light users' cap (``light_cap``: the users the columns
+        above the cut leave, from their sums, with :data:`LIGHT_Z` of their noise)."""
+        light = np.append(self.f.astype(float), 0.0)
+        if not self.censored:
+            return [(light, self.mass, True)]
+        return [(np.append(self.f.astype(float), self.t_max + 1.0), self.mass, False), (light, self.light_cap, False)]
 
     def _around(self, support: np.ndarray) -> np.ndarray:
         """The rates a fit frees: the classes of ``support`` and their neighbours, the first and
@@ -242,41 +257,56 @@ class FrequencyClasses:
         free[-1] = self.censored > 0
         return free
 
-    def _multipliers(self, x: np.ndarray, grad: np.ndarray, users: np.ndarray, fixed: bool) -> tuple[float, float]:
-        """(μ, ν), the multipliers of the users' constraint and of Σ = λ (0 where not ``fixed``) at
-        the rates x: ∂ℓ/∂x_i = μ·users_i + ν where x_i > 0 (least squares; μ = 0 where the users'
-        constraint is slack); ν is NaN where one class holds every user (not separable from μ)."""
+    def _multipliers(self, x: np.ndarray, grad: np.ndarray, rows: list, fixed: bool) -> tuple[np.ndarray, float]:
+        """The KKT residual ∂ℓ/∂x_i − Σ_k μ_k·a_k,i − ν of every rate and ν, the multiplier of Σ = λ
+        (0 where not ``fixed``), at the rates x: the multipliers of the constraints that bind (the
+        equal ones and those within 10⁻⁹ of their bound) by least squares on the rates above 0;
+        ν is NaN where they are not separable (one class holds every user)."""
         on = x > 1e-9 * x.max()
-        if self.censored and self.mass - users @ x > 1e-9 * self.mass:
-            return 0.0, float(grad[on].mean()) if fixed else 0.0
-        if not fixed:
-            return float(users[on] @ grad[on] / (users[on] @ users[on])), 0.0
-        if np.ptp(users[on]) == 0:
-            return 0.0, math.nan
-        mu, nu = np.linalg.lstsq(np.stack([users[on], np.ones(on.sum())], axis=1), grad[on], rcond=None)[0]
-        return float(mu), float(nu)
+        normals = [a for a, r, equal in rows if equal or r - a @ x <= 1e-9 * r]
+        if fixed:
+            normals.append(np.ones(x.size))
+        if not normals:
+            return grad, 0.0
+        A = np.stack(normals, axis=1)
+        m, _, rank, _ = np.linalg.lstsq(A[on], grad[on], rcond=None)
+        if fixed and rank < len(normals):
+            return grad - A @ m, math.nan
+        return grad - A @ m, float(m[-1]) if fixed else 0.0
 
     def fit(self) -> float:
         """λ̂, the sum of the maximum likelihood rates (from the light users spread evenly over the
-        classes: all n/L of them where no sum reaches the cut, else half, and the heavy class half
-        its bound); kept with ℓ̂ as the first point of the profile (:meth:`_along`), with its upper
-        end λ = n/L (every user alone)."""
-        light = self.mass / 2 if self.censored else self.mass
+        classes: all n/L of them where no sum reaches the cut, else half their cap, and the heavy
+        class half its bound); kept with ℓ̂ as the first point of the profile (:meth:`_along`), with
+        its upper end ``top``: every light user alone (all n/L where no sum reaches the cut, D = n;
+        else the cap, and the heavy class at its bound)."""
+        light = self.light_cap / 2 if self.censored else self.light_cap
         start = np.append(light / self.f.size / self.f, (self.mass - light) / (self.t_max + 1) / 2)
         self.x, self.best, _ = self._solve(start)
         self.lam = float(self.x.sum())
-        alone = np.append(np.where(self.f == 1, self.mass, 0.0), 0.0)
-        self._alone = (self.mass, self.loglik(alone)[0], alone, math.nan)
+        alone = np.append(np.where(self.f == 1, self.light_cap, 0.0), (self.mass - self.light_cap) / (self.t_max + 1))
+        self.top = float(alone.sum())
+        self.bottom = 1.0 / self.L if self.censored else max(1.0 / self.L, self.mass / self.t_max)
+        self._alone = (self.top, self.loglik(alone)[0], alone, math.nan)
         self._profile = [(self.lam, self.best, self.x, 0.0), self._alone]
         return self.lam
 
     def _at(self, lam: float) -> tuple:
         """The profile's point (λ, ℓ, x, dℓ/dλ) at ``lam``, fitted from the rates on the line
-        through the two nearest points found so far (a continuation's predictor; at 0 where it
-        falls below), and kept for the crossings after it."""
+        between the two nearest points found so far where it lies between them (a continuation's
+        predictor), else from the nearest point's, and kept for the crossings after it. At the
+        profile's lower end ``bottom`` also from every user in one class (the heavy class where
+        some sum reaches the cut, else the class of n/(L·λ) users), the better kept: the heavy
+        column of a value most users hold is a corner the nearest point's rates need not lead to."""
         a, b = sorted(self._profile, key=lambda point: abs(point[0] - lam))[:2]
-        start = a[2] + (lam - a[0]) / (b[0] - a[0]) * (b[2] - a[2]) if b[0] != a[0] else a[2]
-        x, ll, slope = self._solve(np.maximum(start, 0.0), lam)
+        between = min(a[0], b[0]) < lam < max(a[0], b[0])
+        start = a[2] + (lam - a[0]) / (b[0] - a[0]) * (b[2] - a[2]) if between else a[2]
+        found = [self._solve(start, lam)]
+        if lam == self.bottom:
+            corner = np.zeros(self.f.size + 1)
+            corner[-1 if self.censored else int(np.argmin(abs(self.f - self.mass / lam)))] = lam
+            found.append(self._solve(corner, lam))
+        x, ll, slope = max(found, key=lambda fit: fit[1])
         point = (lam, ll, x, slope)
         self._profile.append(point)
         return point
@@ -287,14 +317,18 @@ class FrequencyClasses:
         quadratic; φ' = −(dℓ/dλ)/(2(ℓ̂ − ℓ)^{1/2}) from each point's slope), from the points found so
         far on that side: the first that falls ``drop`` and the one before it bracket the crossing,
         and the step is taken from whichever of them has the smaller |φ| and lands inside the
-        bracket (else the Illinois false position on φ there); while no point falls ``drop``, from
-        the farthest, at most :data:`GROWTH` times as far from λ̂ (a tenth of λ̂ at first), within
-        1/L … n/L; where nothing is known on that side, at the distance the other points' quadratic
-        gives (:meth:`_first_gap`). Until a point is within :data:`CROSSING_TOLERANCE` of ℓ̂ −
-        ``drop`` (:data:`RELATIVE_TOLERANCE` of ``drop`` for larger drops). Where ℓ falls less than
-        ``drop`` by λ = 1/L (one value), that end."""
+        bracket (else the Illinois false position on φ there; a bisection where the bracket did not
+        halve in two steps); while no point falls ``drop``, from the farthest, at most
+        :data:`GROWTH` times as far from λ̂ (a tenth of λ̂ at first), within the profile's ends
+        ``bottom`` … ``top``; where nothing is known on that side, at the distance the other points'
+        quadratic gives (:meth:`_first_gap`). Until a point is within :data:`CROSSING_TOLERANCE` of
+        ℓ̂ − ``drop`` (:data:`RELATIVE_TOLERANCE` of ``drop`` for larger drops), or after
+        :data:`MAX_FITS` fits (then the bracket's far end). Where ℓ falls less than ``drop`` by the
+        end ``bottom`` (one value, or n/t_max where no sum reaches the cut: no value holds more than
+        t_max users), that end."""
         level, tolerance = math.sqrt(drop), max(CROSSING_TOLERANCE, RELATIVE_TOLERANCE * drop)
-        end = 1.0 / self.L if sign < 0 else self.mass
+        end = self.bottom if sign < 0 else self.top
+        fits, widths = 0, []
 
         def depth(point):
             return math.sqrt(max(self.best - point[1], 0.0)) - level
@@ -335,9 +369,15 @@ class FrequencyClasses:
                 lam = reach if step is None or sign * (step - inner[0]) <= 0 else (
                     max(step, reach) if sign < 0 else min(step, reach))
             else:
+                widths.append(abs(outer[0] - inner[0]))
                 lam = outer[0] - w_outer * (outer[0] - inner[0]) / (w_outer - w_inner)
-                if step is not None and min(inner[0], outer[0]) < step < max(inner[0], outer[0]):
+                if len(widths) > 2 and widths[-1] > widths[-3] / 2:          # slow: bisect
+                    lam = (inner[0] + outer[0]) / 2
+                elif step is not None and min(inner[0], outer[0]) < step < max(inner[0], outer[0]):
                     lam = step
+            if fits == MAX_FITS:
+                return end if outer is None else outer[0]
+            fits += 1
             last = self._at(lam)
             f_last = depth(last)
             if f_last < 0 and outer is None:
@@ -377,17 +417,22 @@ class FrequencyClasses:
                 return True
         return False
 
-    def alone_drop(self) -> float:
-        """ℓ̂ − ℓ at D = n, where every user is alone: the only rates of Σ_f g_f = n/L (after
-        :meth:`fit`; the profile's upper end)."""
-        return self.best - self._alone[1]
+    def end_drop(self, sign: float) -> float:
+        """ℓ̂ − ℓ at the profile's end on the side ``sign`` (after :meth:`fit`): above, ``top`` (every
+        light user alone: D = n where no sum reaches the cut, the only rates of Σ_f f·g_f = n/L);
+        below, D = 1 (:meth:`_at`)."""
+        if sign > 0:
+            return self.best - self._alone[1]
+        lam = self.bottom
+        point = next((p for p in self._profile if p[0] == lam), None)
+        return self.best - (self._at(lam) if point is None else point)[1]
 
     def crossing(self, drop: float, sign: float) -> float:
         """The λ on the side ``sign`` of λ̂ where the profile falls ``drop`` below ℓ̂ (after
-        :meth:`fit`; :meth:`_along`). Where ℓ falls less than ``drop`` by λ = n/L (every user
-        alone, the profile's upper end), that end."""
-        if sign > 0 and self.alone_drop() <= drop:
-            return self.mass
+        :meth:`fit`; :meth:`_along`). Where ℓ falls less than ``drop`` by the profile's upper end
+        ``top`` (every light user alone), that end."""
+        if sign > 0 and self.end_drop(1.0) <= drop:
+            return self.top
         return self._along(drop, sign)
 
     def interval(self, drop: float = HALF_WIDTH) -> tuple[float, float]:
