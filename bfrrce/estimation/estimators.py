@@ -182,13 +182,13 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
     move from its maximum on a side where it can (a stalled search; at D̂ = n, every user alone,
     D cannot grow) leaves the reading, and a reading of n that it does not reject keeps a
     standard error at least the class model's (:func:`_kept_at_n`). A reading is kept, too,
-    where the class model rejects every D within the bounds (e₁ beyond them): two 95% statements
-    that contradict each other, of which the bounds hold for any frequency law and the class
-    model's χ²₁ calibration does not at the edge of its rates (values of a few users fitted to the
-    noise of empty columns: all users in one value, 11,157 users at ε = 16, L = 32,768, read D̂ =
-    735 with D = 1 rejected at ℓ − 3.4, bounds [1, 9]). Not used where the sums do not resolve a
-    few users (the model's ``usable``), with fewer than :data:`CLASSES_MIN_COLUMNS` columns or
-    with l > 1.
+    where the class model rejects every D within the bounds (its e₁ beyond the far bound): two
+    95% statements that contradict each other, of which the bounds hold for any frequency law and
+    the class model's χ²₁ calibration does not at the edge of its rates (values of a few users
+    fitted to the noise of empty columns: all users in one value, 11,157 users at ε = 16,
+    L = 32,768, read D̂ = 735 with D = 1 rejected at ℓ − 3.4, bounds [1, 9]). Not used where the
+    sums do not resolve a few users (the model's ``usable``), with fewer than
+    :data:`CLASSES_MIN_COLUMNS` columns or with l > 1.
 
     Parameters
     ----------
@@ -222,7 +222,8 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
     side = 1.0 if point.value > d.L * model.lam else -1.0
     end = d.L * model.crossing(CLASSES_REJECT, side)          # where the profile falls CLASSES_REJECT
     details = {**point.details, "classes_bound": end, "classes_users": model.t_max}
-    if side * (point.value - end) <= 0 or not bounds[0] <= end <= bounds[1]:
+    beyond = end > bounds[1] if side < 0 else end < bounds[0]     # every D within the bounds rejected
+    if side * (point.value - end) <= 0 or beyond:
         return dataclasses.replace(point, details=details)
     low, high = model.interval()
     details.update(classes_estimate=d.L * model.lam, classes_interval=(d.L * low, d.L * high))

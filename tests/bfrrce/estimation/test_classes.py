@@ -374,8 +374,9 @@ def test_the_heavy_columns_sums_cap_the_light_users():
 def test_a_reading_is_kept_where_the_class_model_rejects_every_d_within_the_bounds():
     """The class model's χ²₁ calibration fails at the edge of its rates, the bounds hold for any
     frequency law: a reading 10% above D (pairs beside singletons, ε = 12, L = 16,384) that the class
-    model rejects is moved within bounds that hold its 95% end e₁, and kept within bounds that
-    exclude it."""
+    model rejects (its 95% interval ends at e₁ below the reading) is moved within bounds that
+    reach below e₁, and kept within bounds that lie wholly above e₁ (they and the class model's
+    interval disjoint)."""
     from bfrrce.estimation.design import Observed, PointEstimate
     from bfrrce.estimation.estimators import checked_by_classes
     mech = BFRRCE(epsilon=12.0, L=16384, l=1)
@@ -385,7 +386,8 @@ def test_a_reading_is_kept_where_the_class_model_rejects_every_d_within_the_boun
     moved = checked_by_classes(observed, reading, (0.5 * D, 2.0 * D))
     end = moved.details["classes_bound"]
     assert "equal_frequency_reading" in moved.details and moved.value < reading.value
-    kept = checked_by_classes(observed, reading, (0.5 * D, 0.99 * end))
+    assert checked_by_classes(observed, reading, (0.99 * end, 2.0 * D)).value < reading.value
+    kept = checked_by_classes(observed, reading, (1.01 * end, 2.0 * D))
     assert kept.value == reading.value and "equal_frequency_reading" not in kept.details
 
 
