@@ -10,8 +10,9 @@ t_max + 1 users reaches but with probability below 10^-10 form one category, so 
 need no law beyond "above the cut". The users are known: the classes' mean users per column,
 Σ_f f·g_f, is n/L where no sum reaches the cut, and at most n/L less t_max + 1 per heavy value
 where some do (the Poisson mean matched to the known total, which de-Poissonizes the model: with
-singletons alone it pins D to n), and at most what the columns above the cut leave by their sums
-(``light_cap``). The number of values is D = L·λ, λ = Σ_f g_f (heavy included):
+singletons alone it pins D to n), and between what the columns above the cut leave by their
+sums and that with t_max of each such column's users light (``light_floor``, ``light_cap``). The
+number of values is D = L·λ, λ = Σ_f g_f (heavy included):
 the likelihood of every column's sum, maximised over the g, is profiled over λ (each point a fit
 at fixed λ, an SLSQP in the rates; the crossings by Newton's method on the profile's depth).
 
@@ -156,9 +157,12 @@ class FrequencyClasses:
         self.t_max, self.f, self.mass = t_max, class_frequencies(t_max), n / self.L
         self.hist = np.bincount(counts[counts < cut] - low, minlength=cut - low).astype(float)
         self.censored = float(np.count_nonzero(counts >= cut))
-        heavy_users = np.clip((counts[counts >= cut] - n * q) / (p - q), 0, n)   # unbiased per column
-        spread = math.sqrt(float(np.sum(heavy_users * p * (1 - p) + (n - heavy_users) * q * (1 - q)))) / (p - q)
-        self.light_cap = min(self.mass, max(n - heavy_users.sum() + LIGHT_Z * spread, 0.0) / (self.L - self.censored))
+        users = np.clip((counts[counts >= cut] - n * q) / (p - q), 0, n)   # unbiased per column
+        spread = np.sqrt(users * p * (1 - p) + (n - users) * q * (1 - q)) / (p - q)
+        heavy = np.maximum(users - LIGHT_Z * spread - t_max, 0.0).sum()      # at least this many in heavy values
+        self.light_cap = min(self.mass, (n - heavy) / (self.L - self.censored))
+        outside = n - users.sum() - LIGHT_Z * math.sqrt(float(np.sum(spread ** 2)))   # heavy values hold no more
+        self.light_floor = min(max(outside, 0.0) / self.L, self.light_cap)             # than those columns
         self.kernel = sum_given_users(n, p, q, t_max, low, cut)             # (T, c)
         self.kernel_top = np.maximum(1 - self.kernel.sum(axis=1), 0.0)      # Pr[c >= cut | T]
         self.size = 1 << int(math.ceil(math.log2(4 * (t_max + 1))))        # T beyond folds back: negligible
@@ -239,12 +243,16 @@ class FrequencyClasses:
     def _rows(self) -> list:
         """The users' constraints on the rates x = (g, heavy), as (a, r, equal) for a·x <= r (= r
         where ``equal``): Σ_f f·g_f = n/L where no sum reaches the cut; else Σ_f f·g_f + (t_max +
-        1)·heavy <= n/L and Σ_f f·g_f <= the light users' cap (``light_cap``: the users the columns
-        above the cut leave, from their sums, with :data:`LIGHT_Z` of their noise)."""
+        1)·heavy <= n/L and ``light_floor`` <= Σ_f f·g_f <= ``light_cap``: the users of the columns
+        above the cut, read from their sums ((c − nq)/(p − q) each, unbiased), leave the light
+        classes at least the rest (heavy values hold no more than those columns) and at most the
+        rest with t_max users of each column allowed to be light, each within :data:`LIGHT_Z` sd
+        of those sums' noise."""
         light = np.append(self.f.astype(float), 0.0)
         if not self.censored:
             return [(light, self.mass, True)]
-        return [(np.append(self.f.astype(float), self.t_max + 1.0), self.mass, False), (light, self.light_cap, False)]
+        return [(np.append(self.f.astype(float), self.t_max + 1.0), self.mass, False), (light, self.light_cap, False),
+                (-light, -self.light_floor, False)]
 
     def _around(self, support: np.ndarray) -> np.ndarray:
         """The rates a fit frees: the classes of ``support`` and their neighbours, the first and
@@ -263,7 +271,7 @@ class FrequencyClasses:
         equal ones and those within 10⁻⁹ of their bound) by least squares on the rates above 0;
         ν is NaN where they are not separable (one class holds every user)."""
         on = x > 1e-9 * x.max()
-        normals = [a for a, r, equal in rows if equal or r - a @ x <= 1e-9 * r]
+        normals = [a for a, r, equal in rows if equal or r - a @ x <= 1e-9 * max(abs(r), self.mass)]
         if fixed:
             normals.append(np.ones(x.size))
         if not normals:
@@ -280,13 +288,13 @@ class FrequencyClasses:
         class half its bound); kept with ℓ̂ as the first point of the profile (:meth:`_along`), with
         its upper end ``top``: every light user alone (all n/L where no sum reaches the cut, D = n;
         else the cap, and the heavy class at its bound)."""
-        light = self.light_cap / 2 if self.censored else self.light_cap
+        light = (self.light_floor + self.light_cap) / 2 if self.censored else self.light_cap
         start = np.append(light / self.f.size / self.f, (self.mass - light) / (self.t_max + 1) / 2)
         self.x, self.best, _ = self._solve(start)
         self.lam = float(self.x.sum())
         alone = np.append(np.where(self.f == 1, self.light_cap, 0.0), (self.mass - self.light_cap) / (self.t_max + 1))
         self.top = float(alone.sum())
-        self.bottom = 1.0 / self.L if self.censored else max(1.0 / self.L, self.mass / self.t_max)
+        self.bottom = max(1.0 / self.L, self.light_floor / self.t_max)
         self._alone = (self.top, self.loglik(alone)[0], alone, math.nan)
         self._profile = [(self.lam, self.best, self.x, 0.0), self._alone]
         return self.lam
@@ -295,16 +303,17 @@ class FrequencyClasses:
         """The profile's point (λ, ℓ, x, dℓ/dλ) at ``lam``, fitted from the rates on the line
         between the two nearest points found so far where it lies between them (a continuation's
         predictor), else from the nearest point's, and kept for the crossings after it. At the
-        profile's lower end ``bottom`` also from every user in one class (the heavy class where
-        some sum reaches the cut, else the class of n/(L·λ) users), the better kept: the heavy
-        column of a value most users hold is a corner the nearest point's rates need not lead to."""
+        profile's lower end ``bottom`` also from the light floor's users all in the largest class
+        and the rest of λ heavy, the better kept: the heavy column of a value most users hold is a
+        corner the nearest point's rates need not lead to."""
         a, b = sorted(self._profile, key=lambda point: abs(point[0] - lam))[:2]
         between = min(a[0], b[0]) < lam < max(a[0], b[0])
         start = a[2] + (lam - a[0]) / (b[0] - a[0]) * (b[2] - a[2]) if between else a[2]
         found = [self._solve(start, lam)]
         if lam == self.bottom:
             corner = np.zeros(self.f.size + 1)
-            corner[-1 if self.censored else int(np.argmin(abs(self.f - self.mass / lam)))] = lam
+            corner[-2] = self.light_floor / self.t_max
+            corner[-1] = max(lam - corner[-2], 0.0) if self.censored else 0.0
             found.append(self._solve(corner, lam))
         x, ll, slope = max(found, key=lambda fit: fit[1])
         point = (lam, ll, x, slope)

@@ -353,11 +353,12 @@ def test_a_crossing_is_where_the_profile_falls_its_drop_and_the_first_such_point
 
 def test_the_heavy_columns_sums_cap_the_light_users():
     """Two values of 1,546 users each (ε = 11, L = 65,536, symmetric): their columns' sums account
-    for nearly every user, so the light users' cap is a few users' noise (3 sd of those sums beyond
-    n − their estimate), not n. Without it the class model read dozens to thousands of singletons
-    into the empty columns' noise and moved the right reading D = 2: to 9 and 12 in 2 of these 12
-    draws (3 of 96 over seeds 0–7). Every estimate reads at most 2.5, and the class maximum stays
-    within the heavy values and the cap."""
+    for nearly every user, so the light users are at most the rest with t_max users of each such
+    column allowed to be light (about 2·t_max here), not n less t_max + 1 per heavy value as the
+    users' total alone gives (2,835). Without it the class model read dozens to thousands of
+    singletons into the empty columns' noise and moved the right reading D = 2: to 9 and 12 in 2
+    of these 12 draws (3 of 96 over seeds 0–7; with the cap 1 of 96, to 3.4, in this seed). Every
+    estimate reads at most 4, and the class maximum stays within the heavy values and the cap."""
     mech = BFRRCE(epsilon=11.0, L=65536, l=1, perturbation="symmetric")
     rng = np.random.default_rng(3)
     f = np.full(2, 1546)
@@ -365,10 +366,34 @@ def test_the_heavy_columns_sums_cap_the_light_users():
         agg = mech.simulate(rng.integers(0, 2 ** 62, 2), counts=f, rng=rng)
         model = classes.FrequencyClasses(agg.counts, agg.n, mech.p, mech.q)
         assert model.usable and model.censored == 2
-        assert model.light_cap * model.L < 60
+        assert model.light_floor <= model.light_cap and model.light_cap * model.L < 2 * model.t_max + 50
         model.fit()
         assert model.lam * model.L <= 3 + model.light_cap * model.L
-        assert mech.estimate(agg).value <= 2.5
+        assert mech.estimate(agg).value <= 4
+
+
+def test_the_heavy_columns_sums_floor_the_light_users():
+    """Zipf(1.1) frequencies of 1,220 users (ε = 12, L = 65,536, symmetric), one value above t_max:
+    the heavy values hold no more users than the columns above the cut, so the light classes hold at
+    least the rest (within 3 sd of those columns' sums); without that floor the profile at a few
+    values placed most users in a heavy value no sum shows (20 values: 468 light users of 1,220,
+    ℓ within 1.93 of its maximum). The floor stays below the light users there are, and every
+    profile point holds at least it."""
+    mech = BFRRCE(epsilon=12.0, L=65536, l=1, perturbation="symmetric")
+    rng = np.random.default_rng(4)
+    w = np.arange(1, 407) ** -1.1
+    for _ in range(3):
+        f = rng.multinomial(1220, w / w.sum())
+        f = f[f > 0]
+        agg = mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng)
+        model = classes.FrequencyClasses(agg.counts, agg.n, mech.p, mech.q)
+        assert model.usable and model.censored >= 1
+        light = f[f <= model.t_max].sum()
+        assert model.light_floor * model.L <= light <= model.light_cap * model.L
+        model.fit()
+        for D in (20, 50, 200):
+            x, _, _ = model._solve(model.x, D / model.L)
+            assert np.sum(x[:-1] * model.f) >= model.light_floor * (1 - 1e-6)
 
 
 def test_a_reading_is_kept_where_the_class_model_rejects_every_d_within_the_bounds():
