@@ -56,11 +56,11 @@ SOLVER = {"maxiter": 400, "ftol": 1e-8}    # SLSQP's options for every fit (ftol
 CROSSING_TOLERANCE = 0.02   # a crossing of the profile found to this much of ℓ ...
 RELATIVE_TOLERANCE = 0.01   # ... or this share of its drop, the larger
 TINY = 1e-300
-LIGHT_Z = 3.0           # the light users' cap allows this many sds of the heavy columns' noise
+LIGHT_Z = 3.0            # the light users' floor and cap allow this many sd of the heavy columns' noise
 ADD_GAIN = 0.01          # a fit frees a class at 0 whose scaled KKT residual exceeds this ...
 ROUNDS = 8               # ... and fits again, at most this many times
-MAX_FITS = 40           # a crossing's search ends after this many fits, at the far end of its bracket
-GROWTH = 4.0          # a step of the crossings' search at most this many times as far from λ̂ as the last point
+MAX_FITS = 40            # a crossing's search ends after this many fits, at the far end of its bracket
+GROWTH = 4.0             # a search step at most this many times as far from λ̂ as the point it starts from
 
 
 def class_frequencies(t_max: int) -> np.ndarray:

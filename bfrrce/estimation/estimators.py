@@ -171,9 +171,10 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
     reject (the end e₁ of that interval on the reading's side) to D̂ where ℓ falls
     :data:`CLASSES_STRONG` or more, by the square of the reading's place between e₁ and the D
     e₈ where it does, D = e₁ + w²(D̂ − e₁), w = clip((reading − e₁)/(e₈ − e₁), 0, 1) (where ℓ
-    falls less than :data:`CLASSES_STRONG` by the profile's end on the reading's side, D = n or
-    D = 1, e₈ lies beyond it, placed by the drop Δ there: e₈ = e₁ + (end − e₁)(8 − 1.92)/(Δ −
-    1.92)): continuous
+    falls less than :data:`CLASSES_STRONG` by the profile's end on the reading's side, its
+    ``top`` (every light user alone: D = n where no sum reaches the cut) or its ``bottom`` (one
+    value, or n/t_max), e₈ lies beyond it, placed by the drop Δ there: e₈ = e₁ + (end − e₁)(8 −
+    1.92)/(Δ − 1.92)): continuous
     in the reading, and a reading just past e₁, as a right one rejected by chance is (χ²₁/2 >
     1.92 in 5% of runs, > 8 in 6·10⁻⁵), moves by a second-order amount (the class model's D̂
     wanders where it cannot tell 16 users from 15, while the reading is right). Its standard
