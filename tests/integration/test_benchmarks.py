@@ -37,6 +37,7 @@ def run(name, argv):
     ("sets", ["--quick", "--runs", "2"], "ours/best SFM"),
     ("set_information", ["--epsilons", "8", "--parties", "2", "--union", "1000"], "not told: upward"),
     ("estimate_speed", ["--L", "1024", "--n", "20000", "--repeats", "1", "--epsilons", "4"], "median estimate"),
+    ("estimate_speed", ["--bitcoin", "--draws", "1", "--repeats", "1"], "class-model likelihood evaluations"),
     ("laplace_stress", ["--runs", "2"], "largest share of runs above D"),
     ("extrapolation", ["--runs", "1"], "| equal | 500 |"),
     ("frequency_classes", ["--runs", "2", "--cells", "1"], "| pairs 0.2 | 2,000 |"),
