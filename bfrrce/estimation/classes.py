@@ -171,7 +171,7 @@ class FrequencyClasses:
     def users_law(self, g: np.ndarray, heavy: float) -> np.ndarray:
         """Pr[T = t], t = 0 … t_max, of rates g on the classes and ``heavy`` (products here and in
         :meth:`loglik` by einsum: numpy's matmul hands these small matrices to threaded BLAS, whose
-        threads cost more than the product; an estimate took 2.6 times as long on two cores)."""
+        threads cost more than the product)."""
         light = np.fft.irfft(np.exp(np.einsum("kf,f->k", self.phase, g)), self.size)[:self.t_max + 1]
         return np.maximum(light, 0.0) * math.exp(-heavy)
 
@@ -193,20 +193,17 @@ class FrequencyClasses:
         from the rates ``x0``: (x, ℓ, the profile's slope dℓ/dλ there).
 
         SLSQP in the rates themselves (scaled by (L/(n/L))^{1/2}, where ℓ's curvature is of order
-        1), g >= 0 and heavy >= 0, with their users known: Σ_f f·g_f = n/L where no sum reaches the
-        cut (heavy = 0), else Σ_f f·g_f + (t_max + 1)·heavy <= n/L (module docstring); without
-        ``lam``, Σ >= 1/L (one value at least). A class at 0 keeps its gradient on that bound, so
+        1), g >= 0 and heavy >= 0, under the users' constraints (:meth:`_rows`); without ``lam``,
+        Σ >= 1/L (one value at least). A class at 0 keeps its gradient on that bound, so
         a fit leaves a face of the simplex of shares where a class gains (the maximum over a
         mixture's weights, where no class gains from taking users from the others: Lindsay 1983;
         shares by softmax lose that gradient near 0 and stalled there, all users alone where a
         fifth are in pairs, 14 nats below the maximum). The slope is the multiplier ν of Σ = λ
-        (envelope theorem), from the gradient where the rates are not 0: ∂ℓ/∂x_i = μ·users_i + ν,
-        μ the multiplier of the users' constraint (0 where it is slack); NaN where one class holds
-        every user (μ and ν not separable). The fit frees the classes the start holds, their
+        (envelope theorem; :meth:`_multipliers`). The fit frees the classes the start holds, their
         neighbours and the first and last class (:meth:`_around`); where a class at 0 would gain
-        (its KKT residual ∂ℓ/∂x_i − μ·users_i − ν, in the scaled rates, above :data:`ADD_GAIN`) it
-        is freed and the fit goes on (at most :data:`ROUNDS` times), and where the classes freed
-        cannot meet the constraints, all are."""
+        (its KKT residual, in the scaled rates, above :data:`ADD_GAIN`) it is freed and the fit
+        goes on (at most :data:`ROUNDS` times), and where the classes freed cannot meet the
+        constraints, all are."""
         rows = self._rows()
         scale = math.sqrt(self.mass / self.L)
         x = np.maximum(np.asarray(x0, dtype=float), 0.0)
@@ -230,7 +227,7 @@ class FrequencyClasses:
             ll, grad = self.loglik(x)
             residual, nu = self._multipliers(x, grad, rows, lam is not None)
             if not free[:-1].all() and ((lam is not None and abs(x.sum() - lam) > 1e-3 * lam)
-                                        or any(a @ x > r * (1 + 1e-3) for a, r, _ in rows)):
+                                        or any(a @ x > r + 1e-3 * max(abs(r), self.mass) for a, r, _ in rows)):
                 free = self._around(np.ones(free.size, dtype=bool))       # not feasible on these classes
                 continue
             gain = residual * scale > ADD_GAIN
@@ -402,7 +399,7 @@ class FrequencyClasses:
 
     def _first_gap(self, drop: float) -> float:
         """How far from λ̂ the profile falls ``drop`` on a side where nothing is known yet: by the
-        quadratic through λ̂ and the point found so far (on either side, the end n/L aside) whose
+        quadratic through λ̂ and the point found so far (on either side, the upper end aside) whose
         fall is nearest ``drop``; a tenth of λ̂ where there is none."""
         known = [p for p in self._profile if p is not self._alone and self.best - p[1] > 0]
         if not known:

@@ -186,9 +186,8 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
     where the class model rejects every D within the bounds (its e₁ beyond the far bound): two
     95% statements that contradict each other, of which the bounds hold for any frequency law and
     the class model's χ²₁ calibration does not at the edge of its rates (values of a few users
-    fitted to the noise of empty columns: all users in one value, 11,157 users at ε = 16,
-    L = 32,768, read D̂ = 735 with D = 1 rejected at ℓ − 3.4, bounds [1, 9]). Not used where the
-    sums do not resolve a few users (the model's ``usable``), with fewer than
+    fitted to the noise of empty columns beside one value most users hold; docs/estimation.md).
+    Not used where the sums do not resolve a few users (the model's ``usable``), with fewer than
     :data:`CLASSES_MIN_COLUMNS` columns or with l > 1.
 
     Parameters
