@@ -38,11 +38,12 @@ H. H. Panjer, "Recursive evaluation of a family of compound distributions", ASTI
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numpy as np
 
-from protocols.core.lazy import optimize, stats
+from protocols.core.lazy import linalg, optimize, stats
 
 from ..poisoning import weight_pmf
 
@@ -53,6 +54,8 @@ BULK_QUANTILE = 0.99     # the cut lies above this quantile of the sums (or abov
 CUT_TAIL = 1e-10         # a column of t_max + 1 users falls below the cut with at most this probability
 HALF_WIDTH = 0.5         # −Δ log-likelihood at the ends of the one-sd profile interval
 SOLVER = {"maxiter": 400, "ftol": 1e-8}    # SLSQP's options for every fit (ftol in nats)
+BUDGET = 60              # likelihood evaluations of a fit in the information's coordinates at most
+RIDGE = 1e-4             # of the information's mean diagonal, added to it before the change of coordinates
 CROSSING_TOLERANCE = 0.02   # a crossing of the profile found to this much of ℓ ...
 RELATIVE_TOLERANCE = 0.01   # ... or this share of its drop, the larger
 TINY = 1e-300
@@ -124,6 +127,19 @@ def _few_users(p: float, q: float, t_max: int) -> np.ndarray:
     return np.stack([weight_pmf(t_max + 1, t, p, q) for t in range(t_max + 1)])
 
 
+def _linear(kind: str, a: np.ndarray, r: np.ndarray, m: np.ndarray, shift: np.ndarray) -> dict:
+    """SLSQP's constraint a·x >= r (``kind`` "ineq") or a·x = r ("eq") on x = shift + m·v, in v, each
+    row scaled to unit norm."""
+    a_v, r_v = a @ m, r - a @ shift
+    size = np.linalg.norm(a_v, axis=1)
+    a_v, r_v = a_v / size[:, None], r_v / size
+    return {"type": kind, "fun": lambda v: a_v @ v - r_v, "jac": lambda v: a_v}
+
+
+class _OutOfBudget(Exception):
+    """A fit in the information's coordinates took more likelihood evaluations than its budget."""
+
+
 class FrequencyClasses:
     """The likelihood of column sums (l = 1) over the rates g of frequency classes (module
     docstring); ``usable`` is False where t_max would exceed :data:`MAX_USERS` (it is at most
@@ -188,6 +204,20 @@ class FrequencyClasses:
         lagged = np.correlate(u, r, mode="full")[self.t_max:]            # Σ_t u_t Pr[T = t − f], f = 0 … t_max
         return ll, np.append(lagged[self.f] - lagged[0], -lagged[0])
 
+    def information(self, x: np.ndarray) -> np.ndarray:
+        """−∂²ℓ/∂x² in its expected (Gauss–Newton) form Σ_c h_c·∇P_c∇P_cᵀ/P_c² at the rates x."""
+        r = self.users_law(x[:-1], x[-1])
+        shifted = np.concatenate([np.zeros(self.t_max + 1), r])
+        moved = np.stack([shifted[self.t_max + 1 - f: 2 * self.t_max + 2 - f] for f in self.f], axis=1) - r[:, None]
+        moved = np.append(moved, -r[:, None], axis=1)                          # ∂Pr[T = t]/∂x
+        top = max(1.0 - r.sum(), 0.0)
+        prob = np.maximum(np.einsum("t,tc->c", r, self.kernel), TINY)
+        prob_top = max(float(np.sum(r * self.kernel_top)) + top, TINY)
+        jac = np.einsum("tc,tf->cf", self.kernel, moved)
+        jac_top = np.einsum("t,tf->f", self.kernel_top - 1.0, moved)
+        return np.einsum("cf,c,cg->fg", jac, self.hist / prob ** 2, jac) + np.outer(jac_top, jac_top) * (
+            self.censored / prob_top ** 2)
+
     def _solve(self, x0: np.ndarray, lam: float | None = None) -> tuple[np.ndarray, float, float]:
         """The maximum of ℓ over the rates, or over those of Σ = ``lam`` (a point of the profile),
         from the rates ``x0``: (x, ℓ, the profile's slope dℓ/dλ there).
@@ -205,37 +235,71 @@ class FrequencyClasses:
         goes on (at most :data:`ROUNDS` times), and where the classes freed cannot meet the
         constraints, all are."""
         rows = self._rows()
-        scale = math.sqrt(self.mass / self.L)
         x = np.maximum(np.asarray(x0, dtype=float), 0.0)
         free = self._around(x > 0)
         for _ in range(ROUNDS):
-            limits = [{"type": "eq" if equal else "ineq", "fun": lambda u, a=a[free], r=r: r - scale * (a @ u),
-                       "jac": lambda u, a=a[free]: -scale * a} for a, r, equal in rows]
-            limits.append({"type": "ineq" if lam is None else "eq",
-                           "fun": lambda u: scale * u.sum() - (1.0 / self.L if lam is None else lam),
-                           "jac": lambda u: np.full(u.size, scale)})
-
-            def objective(u, free=free):
-                y = np.zeros(free.size)
-                y[free] = np.maximum(scale * u, 0.0)
-                ll, grad = self.loglik(y)
-                return -ll, -scale * grad[free]
-            u = optimize.minimize(objective, x[free] / scale, jac=True, method="SLSQP",
-                                  bounds=[(0.0, None)] * int(free.sum()), constraints=limits, options=SOLVER).x
-            x = np.zeros(free.size)
-            x[free] = scale * np.maximum(u, 0.0)
-            ll, grad = self.loglik(x)
-            residual, nu = self._multipliers(x, grad, rows, lam is not None)
+            x, ll, residual, nu = self._fit_free(x, free, rows, lam)
             if not free[:-1].all() and ((lam is not None and abs(x.sum() - lam) > 1e-3 * lam)
                                         or any(a @ x > r + 1e-3 * max(abs(r), self.mass) for a, r, _ in rows)):
                 free = self._around(np.ones(free.size, dtype=bool))       # not feasible on these classes
                 continue
-            gain = residual * scale > ADD_GAIN
+            gain = residual * math.sqrt(self.mass / self.L) > ADD_GAIN
             gain[-1] = False
             if not (gain & ~free).any() or math.isnan(nu):
                 break
             free = self._around((x > 0) | gain)
         return x, ll, nu
+
+    def _fit_free(self, x: np.ndarray, free: np.ndarray, rows: list, lam: float | None) -> tuple:
+        """The fit over the rates ``free`` from x (the others at 0): (x, ℓ, the KKT residual, ν).
+
+        SLSQP in coordinates v where the expected information at x is the identity (x_free = x +
+        R⁻¹v, RᵀR the information plus :data:`RIDGE` of its mean diagonal; the bounds x >= 0 rows
+        of the constraints, each row scaled to unit norm): SLSQP's quasi-Newton matrix starts at the
+        identity, so from a start near the maximum (a continuation's predictor) its first steps are
+        Newton's. Where that stops short (SLSQP fails, or a free rate's KKT residual is above
+        :data:`ADD_GAIN`: far from the maximum the information at the start misleads), SLSQP in the
+        rates scaled by (L/(n/L))^{1/2}, with the bounds as bounds, from x."""
+        k, scale = int(free.sum()), math.sqrt(self.mass / self.L)
+        eq = [(a[free], r) for a, r, equal in rows if equal]
+        ineq = [(a[free], r) for a, r, equal in rows if not equal]
+        if lam is None:
+            ineq.append((-np.ones(k), -1.0 / self.L))
+        else:
+            eq.append((np.ones(k), lam))
+        maps = [(scale * np.eye(k), np.zeros(k), math.inf)]
+        info = self.information(x)[np.ix_(free, free)]
+        if np.isfinite(info).all() and np.trace(info) > 0:
+            info += RIDGE * np.trace(info) / k * np.eye(k)
+            back = linalg.solve_triangular(np.linalg.cholesky(info).T, np.eye(k))
+            maps.insert(0, (back, x[free], BUDGET))
+        for m, shift, budget in maps:
+            bounded = budget == math.inf
+            above = [(-a, -r) for a, r in ineq] + ([] if bounded else [(row, 0.0) for row in np.eye(k)])
+            limits = [_linear(kind, np.array([a for a, _ in pairs]), np.array([r for _, r in pairs]), m, shift)
+                      for kind, pairs in (("ineq", above), ("eq", eq)) if pairs]
+            calls = itertools.count(1)
+
+            def objective(v, m=m, shift=shift, budget=budget, calls=calls):
+                if next(calls) > budget:
+                    raise _OutOfBudget
+                y = np.zeros(free.size)
+                y[free] = np.maximum(shift + m @ v, 0.0)
+                ll, grad = self.loglik(y)
+                return -ll, -(grad[free] @ m)
+            try:
+                fit = optimize.minimize(objective, x[free] / scale if bounded else np.zeros(k), jac=True,
+                                        method="SLSQP", bounds=[(0.0, None)] * k if bounded else None,
+                                        constraints=limits, options=SOLVER)
+            except _OutOfBudget:
+                continue
+            out = np.zeros(free.size)
+            out[free] = np.maximum(shift + m @ fit.x, 0.0)
+            ll, grad = self.loglik(out)
+            residual, nu = self._multipliers(out, grad, rows, lam is not None)
+            if bounded or (fit.status == 0 and not (residual[free] * scale > ADD_GAIN).any()):
+                break
+        return out, ll, residual, nu
 
     def _rows(self) -> list:
         """The users' constraints on the rates x = (g, heavy), as (a, r, equal) for a·x <= r (= r

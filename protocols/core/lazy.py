@@ -2,7 +2,7 @@
 fast (scipy.stats and scipy.optimize take most of a second to import) and a caller who never
 computes a bound or a p-value never pays for them.
 
-``from protocols.core.lazy import optimize, special, stats`` gives module stand-ins: the first
+``from protocols.core.lazy import linalg, optimize, special, stats`` gives module stand-ins: the first
 attribute read (``stats.norm``) imports the real module and copies its namespace into the
 stand-in, so later reads are plain attribute look-ups.
 """
@@ -28,6 +28,7 @@ class LazyModule(types.ModuleType):
         return getattr(module, name)
 
 
+linalg = LazyModule("scipy.linalg")
 optimize = LazyModule("scipy.optimize")
 special = LazyModule("scipy.special")
 stats = LazyModule("scipy.stats")

@@ -60,6 +60,23 @@ def test_loglik_gradient_matches_finite_differences():
     assert np.allclose(model.loglik(x)[1], numeric, rtol=1e-4, atol=1e-3 * np.abs(numeric).max())
 
 
+def test_information_is_the_hessian_where_the_sums_are_their_expectation():
+    """−∂²ℓ = Σ_c h_c·(∇P_c∇P_cᵀ/P_c² − ∇²P_c/P_c), and the second term vanishes where h_c = N·P_c
+    (Σ_c ∇²P_c = ∇²1 = 0, up to the sums below the lowest observed one, of negligible mass): there the
+    expected information equals the Hessian of ℓ by finite differences of its gradient."""
+    mech = BFRRCE(epsilon=10.0, L=4096, l=1)
+    rng = np.random.default_rng(4)
+    f = np.concatenate([pairs_and_singletons(1500, 0.3), [300, 200]])
+    sums = mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng).counts
+    model = classes.FrequencyClasses(sums, int(f.sum()), mech.p, mech.q)
+    x = rng.uniform(0.001, 0.02, model.f.size + 1)
+    r = model.users_law(x[:-1], x[-1])
+    model.hist = model.L * (r @ model.kernel)
+    model.censored = model.L * (r @ model.kernel_top + 1 - r.sum())
+    numeric = optimize.approx_fprime(x, lambda v: model.loglik(v)[1], 1e-7)
+    assert np.allclose(model.information(x), -numeric, rtol=1e-3, atol=1e-3 * np.abs(numeric).max())
+
+
 def test_low_epsilon_does_not_use_the_class_model():
     """At ε = 1 a column's noise (sd √(nq(1 − q)) ≈ 14 reports for 1,000 users) hides a few users:
     t_max would exceed MAX_USERS, and the estimate is the equal-frequency one."""
