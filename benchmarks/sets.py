@@ -14,7 +14,8 @@ Both sketches have B × G = 4,096 × 24 bits per party and ε per item. Tables:
    coverage of both 95% intervals. For one party the two sketches are the same mechanism, so
    both estimators read the same simulated reports (a paired comparison).
 2. k = 2, 10, 100, 1,000 parties, union of 10^5 items, overlaps: disjoint (equal sizes),
-   half (half the union held by every party, the rest split evenly), identical, unequal
+   half (half the union held by every party, the rest split evenly), few common (1% held by
+   every party, the rest split evenly), identical, unequal
    (disjoint, party sizes ∝ 1/rank), pairs and triples (every item held by 2 or 3 random parties;
    triples from 4 parties on): relative
    RMSE of ours against SFM's deterministic merge (OR; the better of the estimator told one
@@ -57,7 +58,7 @@ from bfrrce.sets import _Overlap
 from protocols.core.lazy import optimize
 
 B, G = 4096, 24
-SCENARIOS = ("disjoint", "half", "identical", "unequal", "pairs", "triples")
+SCENARIOS = ("disjoint", "half", "few common", "identical", "unequal", "pairs", "triples")
 HOLDERS = {"pairs": 2, "triples": 3}       # every item held by this many random parties
 PARTIES_TIMED = (10, 100, 1000)   # estimate times of unions of 10^5 items, ε = 1, disjoint and half common
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ def occupancy(sk, union, k, scenario, rng):
     if k == 1 or scenario == "identical":
         hit = np.bincount(draw_cells(sk, union, rng), minlength=sk.L) > 0
         return hit.astype(np.int64) * k
-    shared = union // 2 if scenario == "half" else 0
+    shared = {"half": union // 2, "few common": union // 100}.get(scenario, 0)
     own = union - shared
     cells = draw_cells(sk, own, rng)
     if scenario in HOLDERS:

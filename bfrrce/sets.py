@@ -58,6 +58,7 @@ from .sums import MAX_REPORTS, ColumnSums, check_column_sums
 PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
 TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
+SHARES = (0.0, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75)   # shares s of the union held by every party, coarse grid
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
 SIZE_GROUPS = 32         # party sizes: this many slices of the Gamma population (k slices where k is smaller)
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
@@ -1045,7 +1046,7 @@ class _Overlap(_ProfileLikelihood):
         searches, thetas = {}, {}
         for j in indices:
             share, rho, shape, holders = points[j]
-            inward = -0.05 if share > 0.5 else 0.05             # a step that stays inside s in [0, 1]
+            inward = -0.05 if share > 0.5 else min(0.05, max(share, SHARES[1]))   # inside s in [0, 1], of s's scale
             if holders:
                 simplex = [[share], [share + inward]]
 
@@ -1075,7 +1076,7 @@ class _Overlap(_ProfileLikelihood):
         if self.k == 1:
             return [(0.0, 0.0, math.inf, 0)]
         rhos = sorted({0.0, 1.0, 0.2, min(1.0, 2 / self.k)})
-        return [(1.0, 0.0, math.inf, 0)] + [(s, r, math.inf, 0) for s in (0.0, 0.1, 0.25, 0.5, 0.75) for r in rhos] + \
+        return [(1.0, 0.0, math.inf, 0)] + [(s, r, math.inf, 0) for s in SHARES for r in rhos] + \
             [(s, 0.0, kappa, 0) for s in (0.0, 0.25) for kappa in SHAPES[1:]] + \
             [(s, 0.0, math.inf, h) for s in (0.0, 0.25) for h in HOLDERS if h < self.k]
 
@@ -1085,7 +1086,8 @@ class _Overlap(_ProfileLikelihood):
         with holders h − 1, h, h + 1 (2 <= h < k)."""
         if self.k == 1:
             return []
-        shares = sorted({min(1.0, max(0.0, share + d)) for d in (-0.15, -0.05, 0.0, 0.05, 0.15)})
+        shares = sorted({min(1.0, max(0.0, share + d)) for d in (-0.15, -0.05, 0.0, 0.05, 0.15)}
+                        | {share * f for f in (0.5, 0.7, 1.4, 2.0) if 0 < share < 0.05})
         if holders:
             return [(s, 0.0, math.inf, h) for s in shares for h in range(max(2, holders - 1), min(self.k - 1, holders + 1) + 1)]
         rhos = {min(1.0, rho * f) for f in (0.4, 0.7, 1.0, 1.4, 2.5)} if rho > 0 else {0.3 / self.k, 1 / self.k}
