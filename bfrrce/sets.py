@@ -58,7 +58,8 @@ from .sums import MAX_REPORTS, ColumnSums, check_column_sums
 PERTURBATIONS = ("symmetric", "asymmetric")
 HASH_BITS = 32
 TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
-SHARES = (0.0, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75)   # shares s of the union held by every party, coarse grid
+SHARES = (0.0, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75)   # shares s of the union held by every party, coarse grid ...
+COMMON_ITEMS = (1, 3, 10, 30, 100, 300, 1000)   # ... and numbers C of such items (s = C/N at each N)
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
 SIZE_GROUPS = 32         # party sizes: this many slices of the Gamma population (k slices where k is smaller)
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
@@ -689,6 +690,10 @@ class _ProfileLikelihood:
         the j of ``indices`` (default: none, the profile stays as it is on the grid)."""
         return {}
 
+    def resolved(self, point: tuple, log_union: float) -> tuple:
+        """The nuisance θ of a grid ``point`` at log N = ``log_union`` (default: θ itself)."""
+        return point
+
     def logliks(self, union: np.ndarray, grid: list) -> np.ndarray:
         """ℓ(N, θ) for every θ of ``grid`` (rows) and N of ``union`` (columns)."""
         return np.stack([self.loglik(union, *point) for point in grid])
@@ -710,7 +715,8 @@ class _ProfileLikelihood:
         zero = float(self.profile(np.zeros(1), coarse[:1])[0][0])
         window = _window(grid, ll, threshold)
         inner, which = self.profile(np.exp(window), coarse)
-        nuisance = list(dict.fromkeys(coarse + self.near(*coarse[which[int(np.argmax(inner))]])))
+        best = int(np.argmax(inner))
+        nuisance = list(dict.fromkeys(coarse + self.near(*self.resolved(coarse[which[best]], window[best]))))
         window = _window(np.concatenate([grid, window]), np.concatenate([ll, inner]), threshold)
         inner, which = self.profile(np.exp(window), nuisance)
         for _ in range(WINDOW_EXTENSIONS):    # a maximum at an end of the window: widen it that way
@@ -720,7 +726,7 @@ class _ProfileLikelihood:
                 break
             span = (window[-1] - window[0]) / 2
             window = np.linspace(window[0] - span * (edge == 0), window[-1] + span * (edge > 0), GRID_POINTS)
-            nuisance = list(dict.fromkeys(nuisance + self.near(*nuisance[which[edge]])))
+            nuisance = list(dict.fromkeys(nuisance + self.near(*self.resolved(nuisance[which[edge]], window[edge]))))
             inner, which = self.profile(np.exp(window), nuisance)
         outside = (grid < window[0]) | (grid > window[-1])       # coarse points, coarse nuisance
         grid = np.concatenate([grid[outside], window])
@@ -728,7 +734,7 @@ class _ProfileLikelihood:
         grid = grid[order]
         ll = np.concatenate([ll[outside], inner])[order]
         which = np.concatenate([np.zeros(outside.sum(), int), which])[order]
-        points = [nuisance[j] for j in which]
+        points = [self.resolved(nuisance[j], at) for j, at in zip(which, grid)]
         refined = ll >= ll.max() - threshold / 2 - 3.0
         band = np.flatnonzero(refined)          # searched with the points between and beyond it
         minima = self.minima(grid, points, _ahead(range(band[0], band[-1] + 1), refined, int(np.argmax(ll)), {}))
@@ -761,7 +767,7 @@ class _ProfileLikelihood:
             se = (upper - lower) / (2 * math.sqrt(threshold))
         else:
             se = value / math.sqrt(curv) if curv > 0 and value > 0 else math.inf
-        details = {"log_union_grid": grid, "loglik": ll, "loglik_zero": zero, "nuisance": nuisance[which[i]], "empty_fraction": self.sketch._empty(np.array([value]))[0][0],
+        details = {"log_union_grid": grid, "loglik": ll, "loglik_zero": zero, "nuisance": points[i], "empty_fraction": self.sketch._empty(np.array([value]))[0][0],
                    "parties": self.k}
         return value, float(se), (float(min(lower, value)), float(max(upper, value))), details
 
@@ -981,9 +987,14 @@ class _Overlap(_ProfileLikelihood):
         for row, point in enumerate(grid):
             groups.setdefault(point[1:], []).append(row)
         for others, rows in groups.items():
-            shares = np.repeat([grid[row][0] for row in rows], union.size)
+            shares = np.concatenate([_share(grid[row][0], union) for row in rows])
             out[rows] = self.loglik(np.tile(union, len(rows)), shares, *others).reshape(len(rows), union.size)
         return out
+
+    def resolved(self, point: tuple, log_union: float) -> tuple:
+        """θ with a grid point's common items C (a share −C, :meth:`nuisance`) read as the share
+        C/N at log N = ``log_union``."""
+        return (float(_share(point[0], np.exp([log_union]))[0]), *point[1:])
 
     def loglik(self, union: np.ndarray, share: float | np.ndarray, rho: float, shape: float = math.inf,
                holders: int = 0) -> np.ndarray:
@@ -1046,7 +1057,7 @@ class _Overlap(_ProfileLikelihood):
         searches, thetas = {}, {}
         for j in indices:
             share, rho, shape, holders = points[j]
-            inward = -0.05 if share > 0.5 else min(0.05, max(share, SHARES[1]))   # inside s in [0, 1], of s's scale
+            inward = -0.05 if share > 0.5 else min(0.05, share or SHARES[1])   # inside s in [0, 1], of s's scale
             if holders:
                 simplex = [[share], [share + inward]]
 
@@ -1077,6 +1088,7 @@ class _Overlap(_ProfileLikelihood):
             return [(0.0, 0.0, math.inf, 0)]
         rhos = sorted({0.0, 1.0, 0.2, min(1.0, 2 / self.k)})
         return [(1.0, 0.0, math.inf, 0)] + [(s, r, math.inf, 0) for s in SHARES for r in rhos] + \
+            [(-common, r, math.inf, 0) for common in COMMON_ITEMS for r in (0.0, min(1.0, 2 / self.k))] + \
             [(s, 0.0, kappa, 0) for s in (0.0, 0.25) for kappa in SHAPES[1:]] + \
             [(s, 0.0, math.inf, h) for s in (0.0, 0.25) for h in HOLDERS if h < self.k]
 
@@ -1125,6 +1137,15 @@ class _Threshold(_ProfileLikelihood):
 
     def near(self, a1) -> list:
         return []
+
+
+def _share(share: float, union: np.ndarray) -> np.ndarray:
+    """The share s at each N of ``union``: ``share`` itself, or where it is −C (C common items,
+    :meth:`_Overlap.nuisance`) min(1, C/N)."""
+    if share >= 0:
+        return np.full(union.size, share)
+    with np.errstate(divide="ignore"):
+        return np.minimum(1.0, -share / union)
 
 
 def _set_aside(levels: dict) -> str:
