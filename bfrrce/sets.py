@@ -1083,7 +1083,9 @@ class _Overlap(_ProfileLikelihood):
         return minimize_together(searches, evaluate)
 
     def nuisance(self) -> list:
-        """The coarse grid of (s, ρ, κ, h): one point for one party."""
+        """The coarse grid of (s, ρ, κ, h), s a share or −C for C common items at every N
+        (:func:`_share`: a few common items stand out at any N, so ℓ is sharp in s near C/N);
+        one point for one party."""
         if self.k == 1:
             return [(0.0, 0.0, math.inf, 0)]
         rhos = sorted({0.0, 1.0, 0.2, min(1.0, 2 / self.k)})
