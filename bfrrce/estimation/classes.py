@@ -471,21 +471,31 @@ class FrequencyClasses:
         near = min(known, key=lambda p: abs(math.log((self.best - p[1]) / drop)))
         return abs(near[0] - self.lam) * math.sqrt(drop / (self.best - near[1]))
 
+    def _at_one_class(self, f: int) -> np.ndarray:
+        """The light rates with every light user of the maximum (after :meth:`fit`) at class f."""
+        return np.where(self.f == f, float(np.sum(self.x[:-1] * self.f)) / f, 0.0)
+
     def within(self, lam: float, drop: float) -> bool:
         """Whether some rates of Σ = ``lam`` have ℓ >= ℓ̂ − ``drop`` among those that move a part of
         the light users of the maximum (after :meth:`fit`) into one class (a quick sufficient check
         that ``lam`` is inside the profile's interval at ``drop``: each is one evaluation)."""
         g, heavy = self.x[:-1], self.x[-1]
-        light, now = float(np.sum(g * self.f)), g.sum()
+        now = g.sum()
         for f in self.f:
-            alone = light / f                                  # the light rates' Σ with all users at f
-            if alone == now:
+            one = self._at_one_class(f)
+            if one.sum() == now:
                 continue
-            part = (lam - heavy - now) / (alone - now)
-            if 0 <= part <= 1 and self.loglik(np.append((1 - part) * g + part * np.where(self.f == f, alone, 0.0),
-                                                        heavy))[0] >= self.best - drop:
+            part = (lam - heavy - now) / (one.sum() - now)
+            if 0 <= part <= 1 and self.loglik(np.append((1 - part) * g + part * one, heavy))[0] >= self.best - drop:
                 return True
         return False
+
+    def law_drop(self) -> float:
+        """ℓ̂ − the most likely equal frequency: the maximum (after :meth:`fit`) against its light
+        users all in one class, the best class (one evaluation each): the likelihood ratio of the
+        equal-frequency law itself, which the equal-frequency reading assumes."""
+        heavy = self.x[-1]
+        return self.best - max(self.loglik(np.append(self._at_one_class(f), heavy))[0] for f in self.f)
 
     def end_drop(self, sign: float) -> float:
         """ℓ̂ − ℓ at the profile's end on the side ``sign`` (after :meth:`fit`): above, ``top`` (every

@@ -52,6 +52,7 @@ ASSUMPTION = ("all values have about equal frequencies or are above the detectio
               "(otherwise it undercounts the rare ones; the bounds hold regardless)")
 CLASSES_REJECT = 1.92          # −Δℓ beyond which the frequency-class likelihood rejects an estimate (χ²₁(0.95)/2)
 CLASSES_STRONG = 8.0           # −Δℓ from which the estimate is the class model's maximum (χ²₁ > 16: p = 6·10⁻⁵)
+CLASSES_LAW_REJECT = 10.0      # −Δℓ of the best single frequency beyond which the class model's D̂ is the estimate
 CLASSES_MIN_COLUMNS = 1024     # fewer columns than this: the class model's 24-46 rates overfit them
 CLASSES_ASSUMPTION = ("nothing about the frequencies (the likelihood of every column sum over frequency classes, "
                       "each number of users at a free rate, rejected the equal-frequency reading {:,.0f})")
@@ -163,7 +164,14 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
 
     With one value per user and l = 1, the likelihood of every column sum over frequency classes
     (:class:`.classes.FrequencyClasses`: values of each number of users at free rates, their
-    users n in all, no assumption on the frequency law) is profiled over D. Where it falls more
+    users n in all, no assumption on the frequency law) is profiled over D. Where no sum reaches
+    the model's cut (every value light) and the most likely single frequency falls more than
+    :data:`CLASSES_LAW_REJECT` below its maximum (:meth:`.classes.FrequencyClasses.law_drop`), the
+    equal-frequency law itself is rejected and the estimate is the class model's maximum D̂
+    (within the bounds) whatever the reading: a wrong law's D can lie inside the class model's
+    interval (pairs beside singletons read 10–20% high at ε = 14, docs/estimation.md). Beside
+    heavy values the class model fits values of a few users to the empty columns' noise, so that
+    ratio is not calibrated there and only the reading's D is tested. Where ℓ falls more
     than :data:`CLASSES_REJECT` below its maximum at ``point.value`` (outside its 95% interval),
     the equal-frequency reading is wrong for these sums (singletons and pairs read as one
     frequency, a skewed law read as equal) and the estimate moves towards the class model's
@@ -207,7 +215,7 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
         its side where the profile falls :data:`CLASSES_REJECT`) in its details, or the moved
         estimate with the reading it replaced (``equal_frequency_reading`` and its standard error),
         D̂ (``classes_estimate``), its 68% interval (``classes_interval``) and e₈
-        (``classes_strong_bound``).
+        (``classes_strong_bound``) or the law's rejection (``classes_law_drop``).
     """
     d = observed.design
     if not (d.one_value_each and d.l == 1 and d.L >= CLASSES_MIN_COLUMNS) or not point.value > 0:
@@ -216,19 +224,24 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
     if not model.usable:
         return point
     model.fit()
+    details = {**point.details, "classes_users": model.t_max}
+    law = 0.0 if model.censored else model.law_drop()       # the equal-frequency law's own rejection
+    if law > CLASSES_LAW_REJECT:
+        details.update(classes_law_drop=law)
+        spread = _profiled(model, details)
+        if spread is None:
+            return dataclasses.replace(point, details=details)
+        return _moved(point, model, min(max(d.L * model.lam, bounds[0]), bounds[1]), spread, details)
     if model.within(point.value / d.L, CLASSES_REJECT):    # rates of that D fit within it: not rejected
-        return dataclasses.replace(point, std_error=_kept_at_n(model, point, d.n),
-                                   details={**point.details, "classes_users": model.t_max})
+        return dataclasses.replace(point, std_error=_kept_at_n(model, point, d.n), details=details)
     side = 1.0 if point.value > d.L * model.lam else -1.0
     end = d.L * model.crossing(CLASSES_REJECT, side)          # where the profile falls CLASSES_REJECT
-    details = {**point.details, "classes_bound": end, "classes_users": model.t_max}
+    details.update(classes_bound=end)
     beyond = end > bounds[1] if side < 0 else end < bounds[0]     # every D within the bounds rejected
     if side * (point.value - end) <= 0 or beyond:
         return dataclasses.replace(point, details=details)
-    low, high = model.interval()
-    details.update(classes_estimate=d.L * model.lam, classes_interval=(d.L * low, d.L * high))
-    at_cap = model.lam >= model.top * (1 - 1e-3)        # D̂ at the top, all users alone: λ cannot grow
-    if not (low < model.lam * (1 - 1e-3) and (high > model.lam * (1 + 1e-3) or at_cap)):   # stalled
+    spread = _profiled(model, details)
+    if spread is None:
         return dataclasses.replace(point, details=details)
     strong = d.L * model.crossing(CLASSES_STRONG, side)
     bound = d.L * (model.top if side > 0 else model.bottom)   # the profile's end on the reading's side
@@ -236,10 +249,26 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
         excess = max(model.end_drop(side) - CLASSES_REJECT, 1e-12)   # the drop there, linearly
         strong = end + (bound - end) * (CLASSES_STRONG - CLASSES_REJECT) / excess
     share = min(max((point.value - end) / (strong - end), 0.0), 1.0) ** 2 if side * (strong - end) > 0 else 1.0
-    value = end + share * (d.L * model.lam - end)
-    details.update(equal_frequency_reading=point.value, equal_frequency_reading_stderr=point.std_error,
-                   classes_strong_bound=strong)
-    se = math.hypot(d.L * (high - low) / 2, value - d.L * model.lam)     # its spread and its distance from λ̂
+    details.update(classes_strong_bound=strong)
+    return _moved(point, model, end + share * (d.L * model.lam - end), spread, details)
+
+
+def _profiled(model: classes.FrequencyClasses, details: dict) -> tuple[float, float] | None:
+    """The class model's 68% interval of λ, with D̂ and that interval (in D) put in ``details``;
+    None where the profile did not move from its maximum on a side where it can (a stalled
+    search; at D̂ = n, every user alone, D cannot grow)."""
+    low, high = model.interval()
+    details.update(classes_estimate=model.L * model.lam, classes_interval=(model.L * low, model.L * high))
+    at_cap = model.lam >= model.top * (1 - 1e-3)
+    return (low, high) if low < model.lam * (1 - 1e-3) and (high > model.lam * (1 + 1e-3) or at_cap) else None
+
+
+def _moved(point: PointEstimate, model: classes.FrequencyClasses, value: float, spread: tuple[float, float],
+           details: dict) -> PointEstimate:
+    """The estimate moved to ``value`` (:func:`checked_by_classes`), its standard error the half
+    width of the class model's 68% interval ``spread`` and the distance from D̂ in quadrature."""
+    details.update(equal_frequency_reading=point.value, equal_frequency_reading_stderr=point.std_error)
+    se = math.hypot(model.L * (spread[1] - spread[0]) / 2, value - model.L * model.lam)
     return PointEstimate(value, se, point.visible, point.visible_se, details, CLASSES_ASSUMPTION.format(point.value))
 
 

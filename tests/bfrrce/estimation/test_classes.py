@@ -12,7 +12,7 @@ import pytest
 from scipy import optimize, stats
 
 from bfrrce import BFRRCE
-from bfrrce.estimation import classes
+from bfrrce.estimation import classes, estimators
 
 
 def pairs_and_singletons(n, share):
@@ -142,7 +142,9 @@ def test_the_check_rejects_a_wrong_reading_and_keeps_a_right_one():
     whatever the estimator behind them: a reading 10% above D with a 1.1% standard error (9 of its
     own) is replaced in every draw by a value within 3 standard errors of D; the true D with a 1%
     standard error is kept, but for the check's 5% level (at most 2 of 8 replaced: binomial,
-    Pr[>= 3] = 0.6%), and stays within 3 standard errors of D where it is replaced."""
+    Pr[>= 3] = 0.6%), or replaced by the class model's D̂ whatever the reading where the
+    equal-frequency law itself is rejected (``classes_law_drop``: these sums are not of one
+    frequency), and stays within 3 standard errors of D where it is replaced."""
     from bfrrce.estimation.design import Observed, PointEstimate
     from bfrrce.estimation.estimators import checked_by_classes
     mech = BFRRCE(epsilon=12.0, L=16384, l=1)
@@ -155,18 +157,22 @@ def test_the_check_rejects_a_wrong_reading_and_keeps_a_right_one():
         assert "equal_frequency_reading" in wrong.details
         assert abs(wrong.value - D) <= 3 * wrong.std_error
         right = checked_by_classes(observed, PointEstimate(float(D), 0.01 * D, 0.0, 0.0, {}))
-        kept += "equal_frequency_reading" not in right.details
+        if "classes_law_drop" in right.details:
+            assert right.value == wrong.value == right.details["classes_estimate"]
+        kept += "equal_frequency_reading" not in right.details or "classes_law_drop" in right.details
         assert abs(right.value - D) <= 3 * right.std_error
     assert kept >= 6
 
 
-def test_the_move_grows_with_the_rejection_up_to_the_class_maximum():
+def test_the_move_grows_with_the_rejection_up_to_the_class_maximum(monkeypatch):
     """checked_by_classes given readings ever further above D (pairs beside singletons, ε = 12,
     L = 16,384): the value never moves back as the reading moves out, it starts at the 95% end
     e₁ (a reading 5% of the way from e₁ to e₈ moves at most 6% of the way to D̂: w² = 0.25%) and it is the
-    class model's maximum D̂ for a reading beyond the ℓ − 8 point e₈."""
+    class model's maximum D̂ for a reading beyond the ℓ − 8 point e₈ The equal-frequency law's own test is off: these sums reject it, and the
+    estimate would then be D̂ whatever the reading."""
     from bfrrce.estimation.design import Observed, PointEstimate
     from bfrrce.estimation.estimators import checked_by_classes
+    monkeypatch.setattr(estimators, "CLASSES_LAW_REJECT", math.inf)
     mech = BFRRCE(epsilon=12.0, L=16384, l=1)
     agg, D = pair_sums(mech, 2000, 0.2, np.random.default_rng(12))
     observed = Observed(agg.counts, mech.design(agg.n))
@@ -194,6 +200,23 @@ def test_geometric_frequencies_are_estimated_within_their_standard_error():
             assert abs(est.value - f.size) < abs(est.details["equal_frequency_reading"] - f.size)
 
 
+@pytest.mark.parametrize("mean, n, epsilon, L", [(1.5, 5000, 12.0, 16384), (2.5, 3000, 14.0, 4096)])
+def test_a_law_of_more_than_one_frequency_gives_the_class_maximum(mean, n, epsilon, L):
+    """Users per value 1 + Geometric (mean ``mean``), no value above t_max: the best single
+    frequency falls more than CLASSES_LAW_REJECT below the class model's maximum, so the estimate
+    is its D̂ whatever the reading (the equal-frequency reading's D may lie inside the class
+    model's interval, as a wrong law's D can), within 3 of its standard errors of D in each of
+    4 draws."""
+    mech = BFRRCE(epsilon=epsilon, L=L, l=1)
+    rng = np.random.default_rng(13)
+    for _ in range(4):
+        f = rng.geometric(1 / mean, size=int(n / mean))
+        est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng))
+        assert est.details["classes_law_drop"] > estimators.CLASSES_LAW_REJECT
+        assert est.value == pytest.approx(est.details["classes_estimate"], rel=1e-12)
+        assert abs(est.value - f.size) <= 3 * est.std_error
+
+
 def test_equal_frequencies_keep_the_equal_frequency_estimate():
     """200 values of 10 users at ε = 12, L = 4096 (the equal-frequency model is right): the check
     runs in every one of 6 draws and replaces the reading, at its 5% level, in at most one
@@ -205,6 +228,7 @@ def test_equal_frequencies_keep_the_equal_frequency_estimate():
     for _ in range(6):
         est = mech.estimate(mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng))
         assert est.details["classes_users"] > 0            # the check ran
+        assert "classes_law_drop" not in est.details       # the law itself not rejected
         replaced += "equal_frequency_reading" in est.details
     assert replaced <= 1
 
@@ -413,14 +437,16 @@ def test_the_heavy_columns_sums_floor_the_light_users():
             assert np.sum(x[:-1] * model.f) >= model.light_floor * (1 - 1e-6)
 
 
-def test_a_reading_is_kept_where_the_class_model_rejects_every_d_within_the_bounds():
+def test_a_reading_is_kept_where_the_class_model_rejects_every_d_within_the_bounds(monkeypatch):
     """The class model's χ²₁ calibration fails at the edge of its rates, the bounds hold for any
     frequency law: a reading 10% above D (pairs beside singletons, ε = 12, L = 16,384) that the class
     model rejects (its 95% interval ends at e₁ below the reading) is moved within bounds that
     reach below e₁, and kept within bounds that lie wholly above e₁ (they and the class model's
-    interval disjoint)."""
+    interval disjoint) The equal-frequency law's own test is off: these sums reject it, and the
+    estimate would then be D̂ whatever the reading."""
     from bfrrce.estimation.design import Observed, PointEstimate
     from bfrrce.estimation.estimators import checked_by_classes
+    monkeypatch.setattr(estimators, "CLASSES_LAW_REJECT", math.inf)
     mech = BFRRCE(epsilon=12.0, L=16384, l=1)
     agg, D = pair_sums(mech, 2000, 0.2, np.random.default_rng(12))
     observed = Observed(agg.counts, mech.design(agg.n))
