@@ -14,7 +14,8 @@ singletons alone it pins D to n), and between what the columns above the cut lea
 sums and that with t_max of each such column's users light (``light_floor``, ``light_cap``). The
 number of values is D = L·λ, λ = Σ_f g_f (heavy included):
 the likelihood of every column's sum, maximised over the g, is profiled over λ (each point a fit
-at fixed λ, an SLSQP in the rates; the crossings by Newton's method on the profile's depth).
+at fixed λ, an SLSQP in the coordinates of the rates' information; the crossings by Newton's
+method on the profile's depth).
 
 This is the model of all frequency laws that the equal-frequency likelihood (:mod:`.likelihood`)
 is one case of, g-modelling in Efron's sense with the law of T fitted by its nonparametric
@@ -222,8 +223,8 @@ class FrequencyClasses:
         """The maximum of ℓ over the rates, or over those of Σ = ``lam`` (a point of the profile),
         from the rates ``x0``: (x, ℓ, the profile's slope dℓ/dλ there).
 
-        SLSQP in the rates themselves (scaled by (L/(n/L))^{1/2}, where ℓ's curvature is of order
-        1), g >= 0 and heavy >= 0, under the users' constraints (:meth:`_rows`); without ``lam``,
+        SLSQP (:meth:`_fit_free`) in the rates or in the coordinates of their information at the
+        start, g >= 0 and heavy >= 0, under the users' constraints (:meth:`_rows`); without ``lam``,
         Σ >= 1/L (one value at least). A class at 0 keeps its gradient on that bound, so
         a fit leaves a face of the simplex of shares where a class gains (the maximum over a
         mixture's weights, where no class gains from taking users from the others: Lindsay 1983;
@@ -257,9 +258,10 @@ class FrequencyClasses:
         R⁻¹v, RᵀR the information plus :data:`RIDGE` of its mean diagonal; the bounds x >= 0 rows
         of the constraints, each row scaled to unit norm): SLSQP's quasi-Newton matrix starts at the
         identity, so from a start near the maximum (a continuation's predictor) its first steps are
-        Newton's. Where that stops short (SLSQP fails, or a free rate's KKT residual is above
-        :data:`ADD_GAIN`: far from the maximum the information at the start misleads), SLSQP in the
-        rates scaled by (L/(n/L))^{1/2}, with the bounds as bounds, from x."""
+        Newton's. Where that stops short (SLSQP fails, takes more than :data:`BUDGET` evaluations,
+        or leaves a free rate's KKT residual above :data:`ADD_GAIN`: far from the maximum the
+        information at the start misleads), SLSQP in the rates scaled by (L/(n/L))^{1/2} (where ℓ's
+        curvature is of order 1), with the bounds as bounds, from x."""
         k, scale = int(free.sum()), math.sqrt(self.mass / self.L)
         eq = [(a[free], r) for a, r, equal in rows if equal]
         ineq = [(a[free], r) for a, r, equal in rows if not equal]
