@@ -1090,7 +1090,7 @@ class _Overlap(_ProfileLikelihood):
             return [(0.0, 0.0, math.inf, 0)]
         rhos = sorted({0.0, 1.0, 0.2, min(1.0, 2 / self.k)})
         return [(1.0, 0.0, math.inf, 0)] + [(s, r, math.inf, 0) for s in SHARES for r in rhos] + \
-            [(-common, r, math.inf, 0) for common in COMMON_ITEMS for r in (0.0, min(1.0, 2 / self.k))] + \
+            [(-common, 0.0, math.inf, 0) for common in COMMON_ITEMS] + \
             [(s, 0.0, kappa, 0) for s in (0.0, 0.25) for kappa in SHAPES[1:]] + \
             [(s, 0.0, math.inf, h) for s in (0.0, 0.25) for h in HOLDERS if h < self.k]
 
