@@ -172,6 +172,7 @@ class FrequencyClasses:
         if not self.usable:
             return
         self.t_max, self.f, self.mass = t_max, class_frequencies(t_max), n / self.L
+        self.scale = math.sqrt(self.mass / self.L)            # the rates' scale where ℓ's curvature is of order 1
         self.hist = np.bincount(counts[counts < cut] - low, minlength=cut - low).astype(float)
         self.censored = float(np.count_nonzero(counts >= cut))
         users = np.clip((counts[counts >= cut] - n * q) / (p - q), 0, n)   # unbiased per column
@@ -196,14 +197,18 @@ class FrequencyClasses:
         """ℓ and its gradient at x = (g of each class, heavy rate): ∂Pr[T = t]/∂g_f =
         Pr[T = t − f] − Pr[T = t], ∂Pr[T = t]/∂heavy = −Pr[T = t]."""
         r = self.users_law(x[:-1], x[-1])
-        top = max(1.0 - r.sum(), 0.0)
-        prob = np.maximum(np.einsum("t,tc->c", r, self.kernel), TINY)
-        prob_top = max(float(np.sum(r * self.kernel_top)) + top, TINY)
+        prob, prob_top = self._sums_law(r)
         ll = float(np.sum(self.hist * np.log(prob))) + self.censored * math.log(prob_top)
         w = np.einsum("tc,c->t", self.kernel, self.hist / prob) + self.kernel_top * (self.censored / prob_top)
         u = w - self.censored / prob_top                                                   # less ∂ℓ/∂Pr[T > t_max]
         lagged = np.correlate(u, r, mode="full")[self.t_max:]            # Σ_t u_t Pr[T = t − f], f = 0 … t_max
         return ll, np.append(lagged[self.f] - lagged[0], -lagged[0])
+
+    def _sums_law(self, r: np.ndarray) -> tuple[np.ndarray, float]:
+        """Pr[c] of every sum below the cut and Pr[c >= cut] (floored at :data:`TINY`) of the
+        users' law r (:meth:`users_law`; T > t_max above the cut)."""
+        prob = np.maximum(np.einsum("t,tc->c", r, self.kernel), TINY)
+        return prob, max(float(np.sum(r * self.kernel_top)) + max(1.0 - r.sum(), 0.0), TINY)
 
     def information(self, x: np.ndarray) -> np.ndarray:
         """−∂²ℓ/∂x² in its expected (Gauss–Newton) form Σ_c h_c·∇P_c∇P_cᵀ/P_c² at the rates x."""
@@ -211,9 +216,7 @@ class FrequencyClasses:
         shifted = np.concatenate([np.zeros(self.t_max + 1), r])
         moved = np.stack([shifted[self.t_max + 1 - f: 2 * self.t_max + 2 - f] for f in self.f], axis=1) - r[:, None]
         moved = np.append(moved, -r[:, None], axis=1)                          # ∂Pr[T = t]/∂x
-        top = max(1.0 - r.sum(), 0.0)
-        prob = np.maximum(np.einsum("t,tc->c", r, self.kernel), TINY)
-        prob_top = max(float(np.sum(r * self.kernel_top)) + top, TINY)
+        prob, prob_top = self._sums_law(r)
         jac = np.einsum("tc,tf->cf", self.kernel, moved)
         jac_top = np.einsum("t,tf->f", self.kernel_top - 1.0, moved)
         return np.einsum("cf,c,cg->fg", jac, self.hist / prob ** 2, jac) + np.outer(jac_top, jac_top) * (
@@ -244,7 +247,7 @@ class FrequencyClasses:
                                         or any(a @ x > r + 1e-3 * max(abs(r), self.mass) for a, r, _ in rows)):
                 free = self._around(np.ones(free.size, dtype=bool))       # not feasible on these classes
                 continue
-            gain = residual * math.sqrt(self.mass / self.L) > ADD_GAIN
+            gain = residual * self.scale > ADD_GAIN
             gain[-1] = False
             if not (gain & ~free).any() or math.isnan(nu):
                 break
@@ -262,7 +265,7 @@ class FrequencyClasses:
         or leaves a free rate's KKT residual above :data:`ADD_GAIN`: far from the maximum the
         information at the start misleads), SLSQP in the rates scaled by (L/(n/L))^{1/2} (where ℓ's
         curvature is of order 1), with the bounds as bounds, from x."""
-        k, scale = int(free.sum()), math.sqrt(self.mass / self.L)
+        k, scale = int(free.sum()), self.scale
         eq = [(a[free], r) for a, r, equal in rows if equal]
         ineq = [(a[free], r) for a, r, equal in rows if not equal]
         if lam is None:
@@ -502,7 +505,7 @@ class FrequencyClasses:
     def end_drop(self, sign: float) -> float:
         """ℓ̂ − ℓ at the profile's end on the side ``sign`` (after :meth:`fit`): above, ``top`` (every
         light user alone: D = n where no sum reaches the cut, the only rates of Σ_f f·g_f = n/L);
-        below, D = 1 (:meth:`_at`)."""
+        below, ``bottom`` (one value, or n/t_max; :meth:`_at`)."""
         if sign > 0:
             return self.best - self._alone[1]
         lam = self.bottom

@@ -169,7 +169,7 @@ def checked_by_classes(observed: Observed, point: PointEstimate,
     :data:`CLASSES_LAW_REJECT` below its maximum (:meth:`.classes.FrequencyClasses.law_drop`), the
     equal-frequency law itself is rejected and the estimate is the class model's maximum D̂
     (within the bounds) whatever the reading: a wrong law's D can lie inside the class model's
-    interval (pairs beside singletons read 10–20% high at ε = 14, docs/estimation.md). Beside
+    interval (pairs beside singletons: docs/estimation.md, "Frequency classes"). Beside
     heavy values the class model fits values of a few users to the empty columns' noise, so that
     ratio is not calibrated there and only the reading's D is tested. Where ℓ falls more
     than :data:`CLASSES_REJECT` below its maximum at ``point.value`` (outside its 95% interval),

@@ -312,7 +312,7 @@ def test_a_few_items_held_by_every_party(parties, epsilon, share):
     """A ``share`` of the union held by every party, the rest by one party each: the common items'
     cells stand out (sums near k·p) while each private item moves its cell by p − q, so ℓ is sharp
     in the share s however small. With s on a grid of 0, 0.1, 0.25, … the profile never came near
-    the truth (k = 100, ε = 1, s = 0.01: 6,759 for 50,500, model interval [6,268, 6,908]); with s
+    the truth and the model's interval excluded it by far (docs/sets.md); with s
     on a log grid down to 0.003 and numbers of common items 1 … 1,000 (docs/sets.md) the mean over
     seeds is within 3 standard errors of one run and the model's interval covers."""
     sk = SetSketch(epsilon=epsilon, buckets=1024, levels=16)
