@@ -81,18 +81,24 @@ def random_cells(count: int, seed: int) -> list:
     return cells
 
 
+def estimates(mech, shape, n, rng, runs):
+    """Per run: n users of a new draw of ``shape`` (:func:`users_per_value`), new values (so a new
+    hash draw), their reports' column sums and ``estimate``. Yields (D, sums, estimate)."""
+    for _ in range(runs):
+        f = users_per_value(shape, n, rng)
+        agg = mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng)
+        yield f.size, agg, mech.estimate(agg)
+
+
 def run_cell(shape, n, eps, L, runs, seed):
     mech = BFRRCE(epsilon=eps, L=L, l=1)
     rng = np.random.default_rng(seed)
     rows = []
-    for _ in range(runs):
-        f = users_per_value(shape, n, rng)
-        agg = mech.simulate(rng.integers(0, 2 ** 62, f.size), counts=f, rng=rng)
-        est = mech.estimate(agg)
+    for D, agg, est in estimates(mech, shape, n, rng, runs):
         reading = est.details.get("equal_frequency_reading", est.value)
         reading_se = est.details.get("equal_frequency_reading_stderr", est.std_error)
         simpson = BASELINES["simpson"](agg.counts, agg.n, mech.p, mech.q, L, 1, rng)
-        rows.append((f.size, est.value, est.std_error, reading, reading_se, reading != est.value,
+        rows.append((D, est.value, est.std_error, reading, reading_se, reading != est.value,
                      est.upper <= 2 * est.lower, simpson))
     D, value, se, reading, reading_se, replaced, located, simpson = np.array(rows, dtype=float).T
 

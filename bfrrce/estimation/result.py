@@ -171,10 +171,12 @@ class CardinalityEstimate:
         at_lower = (f"estimate {_fmt(self.value)} [{self.method}]: the lower bound (the point estimate "
                     "fell below it; quote the bounds)")
         if located:
+            spread = (f"(+0 / −{self.std_error:,.1f}) [{self.method}]: at the upper bound, which D cannot "
+                      "exceed, so its error is one-sided" if self.value >= hi and self.method != "paper" else
+                      f"± {self.std_error:,.1f} [{self.method}]")
             head = [f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
                     (at_lower if self.value == lo and self.method != "paper" else
-                     f"estimate {self.value:,.1f} ± {self.std_error:,.1f} [{self.method}], assuming "
-                     f"{self.assumption}")]
+                     f"estimate {self.value:,.1f} {spread}, assuming {self.assumption}")]
         else:
             where = self.details.get("identified_at") or {}
             hint = " or ".join(f"{k} ≈ {v:,.3g}" for k, v in where.items() if v is not None)

@@ -41,6 +41,7 @@ def run(name, argv):
     ("laplace_stress", ["--runs", "2"], "largest share of runs above D"),
     ("extrapolation", ["--runs", "1"], "| equal | 500 |"),
     ("frequency_classes", ["--runs", "2", "--cells", "1"], "| pairs 0.2 | 2,000 |"),
+    ("calibration", ["--runs", "3", "--cells", "1"], "Located cells with value at n in under half the runs (1)"),
     ("named_cases", ["--runs", "11", "--first-seed", "3", "--only", "500 x 200, eps=8, L=1024, l=1"],
      "medians of its blocks of 10 runs"),
 ])
@@ -136,3 +137,15 @@ def test_coverage_se_ratio_is_not_given_where_value_reads_d_exactly():
     from benchmarks.coverage import se_ratio
     assert math.isnan(se_ratio(0.3, 0.01)) and math.isnan(se_ratio(1.0, 0.0)) and math.isnan(se_ratio(15.0, 2e-5))
     assert se_ratio(0.3, 3.0) == pytest.approx(0.1) and se_ratio(5.0, 0.01) == pytest.approx(500.0)
+
+
+def test_the_calibrated_band_holds_a_calibrated_standard_error_nine_times_in_ten():
+    """benchmarks.calibration.calibrated_band: for normal errors of sd 1 and a reported se of 1,
+    se/sd over 8 runs falls within the band in 90% of 4,000 trials (4 binomial sd)."""
+    import numpy as np
+    from benchmarks.calibration import calibrated_band
+    lo, hi = calibrated_band(8)
+    ratio = 1 / np.random.default_rng(0).normal(size=(4000, 8)).std(axis=1)
+    share = float(np.mean((lo <= ratio) & (ratio <= hi)))
+    assert abs(share - 0.9) <= 4 * math.sqrt(0.9 * 0.1 / 4000)
+    assert 0.74 < lo < 0.77 and 1.9 < hi < 1.95      # 8 runs: a 0.8–1.25 window misses a calibrated se often

@@ -270,6 +270,17 @@ def test_a_value_on_its_lower_bound_prints_no_false_precision():
     assert math.copysign(1, est.visible.value) == 1 and "-0.0" not in text
 
 
+def test_a_value_on_its_upper_bound_prints_a_one_sided_error():
+    """5,105 users each holding a value of their own at ε = 10, L = 4,096 (a located cell of
+    docs/calibration.md): ``value`` is n, the upper bound; D cannot exceed it, so the printout gives
+    the standard error below it only, not "5,105.0 ± 230.7"."""
+    mech = BFRRCE(epsilon=10.0, L=4096)
+    est = mech.estimate(mech.simulate(np.arange(5105), rng=3))
+    assert est.value == est.upper == 5105 and est.upper <= 2 * est.lower and est.std_error > 0
+    line = str(est).splitlines()[1]
+    assert line.startswith(f"estimate 5,105.0 (+0 / −{est.std_error:,.1f}) [") and " ± " not in line
+
+
 def test_set_valued_users_print_the_per_item_budget():
     mech = BFRRCE(epsilon=4.0, L=256, unit="item")
     est = mech.estimate(mech.simulate(np.arange(50), rng=0, counts=np.full(50, 40)))
