@@ -3,7 +3,7 @@
 
 Cells: those of the frequency-class tables (docs/frequency-classes.md and -random.md) and of the
 coverage grid (docs/coverage.csv) whose bounds were within 2× in half their runs or more (the
-located cells), and beside four all-singletons cells the same design with 2% and 5% of the users
+located cells), and beside four all-singletons cells the same design with 2%, 5% and 10% of the users
 in pairs (D a few standard errors below n). Per cell and run: new values, a new hash seed, the
 reports simulated (:func:`benchmarks.frequency_classes.estimates`), ``estimate`` read. Per cell:
 the share of runs located (upper/lower <= 2) and at n (``value`` = n, every user alone), the bias,
@@ -41,7 +41,7 @@ TABLES = {"grid": CELLS, 7: random_cells(40, 7), 8: random_cells(40, 8)}
 LOCATED = [TABLES[key][i] for key, indices in LOCATED_INDICES.items() for i in indices]
 LOCATED.append(("equal 10000", 10 ** 6, 10, 65536))   # and of docs/coverage.csv (10⁶ users of 10⁴ values)
 NEIGHBOURS = [(f"pairs {a}", n, eps, L) for n, eps, L in ((2166, 12, 16384), (5105, 10, 4096), (631, 16, 1024),
-                                                         (31145, 12, 65536)) for a in (0.02, 0.05)]
+                                                         (31145, 12, 65536)) for a in (0.02, 0.05, 0.1)]
 WINDOW = (0.8, 1.25)     # se over the measured error within this: calibrated
 
 
@@ -75,7 +75,9 @@ def _within(ratios, window):
 def summary(rows: list, band: tuple[float, float]) -> list[str]:
     """The counts of located cells (located in half their runs or more) whose se/sd and se/RMSE
     fall within :data:`WINDOW` and within the band of a calibrated se, apart for the cells whose
-    value reads n in half their runs or more."""
+    value reads n in half their runs or more; and per all-singletons cell with neighbours, its mean
+    se beside the RMSE at each share of users in pairs and their root mean square (the error over
+    the truths its sums do not tell apart, equally weighted)."""
     lines = []
     for label, keep in (("value at n in under half the runs", lambda r: r["at_n"] < 0.5),
                         ("value at n in half the runs or more", lambda r: r["at_n"] >= 0.5)):
@@ -84,6 +86,15 @@ def summary(rows: list, band: tuple[float, float]) -> list[str]:
                   for name, key in (("se/sd", "se_sd"), ("se/RMSE", "se_rmse"))
                   for lo, hi in (WINDOW, band) for a, b in [_within([r[key] for r in cells], (lo, hi))]]
         lines.append(f"* Located cells with {label} ({len(cells)}): " + "; ".join(counts) + ".")
+    for n, eps, L in dict.fromkeys(cell[1:] for cell in NEIGHBOURS):
+        family = [r for r in rows if (r["n"], r["epsilon"], r["L"]) == (n, eps, L)]
+        alone = [r for r in family if r["shape"] == "singletons"]
+        if alone and len(family) > 1:
+            rms = math.sqrt(sum(r["rmse"] ** 2 for r in family) / len(family))
+            shares = ", ".join(f"{0 if r is alone[0] else 100 * float(r['shape'].split()[1]):g}%" for r in family)
+            lines.append(f"* {n:,} users, ε = {eps:g}, L = {L:,}: all singletons, mean se {alone[0]['se']:.3g}; RMSE "
+                         + ", ".join(f"{r['rmse']:.3g}" for r in family) + f" with {shares} of the users in pairs; "
+                         f"their root mean square {rms:.3g}.")
     return lines
 
 
