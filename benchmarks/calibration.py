@@ -102,7 +102,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cells", type=int, default=len(LOCATED + NEIGHBOURS), help="the first this many cells only")
+    ap.add_argument("--cells", type=int, help="the first this many cells only")
     ap.add_argument("--random", type=int, default=0, metavar="K",
                     help="K cells of benchmarks.frequency_classes.random_cells(K, --seed) instead, run i seeded 1000 + i")
     ap.add_argument("--out", help="write the markdown table there too")
