@@ -171,8 +171,9 @@ class CardinalityEstimate:
         at_lower = (f"estimate {_fmt(self.value)} [{self.method}]: the lower bound (the point estimate "
                     "fell below it; quote the bounds)")
         if located:
-            spread = (f"(+0 / −{self.std_error:,.1f}) [{self.method}]: at the upper bound, which D cannot "
-                      "exceed, so its error is one-sided" if self.value >= hi and self.method != "paper" else
+            at_n = self.parameters.get("unit") == "value" and self.value >= self.parameters.get("n", math.inf)
+            spread = (f"(+0 / −{self.std_error:,.1f}) [{self.method}]: every user alone, the most D can be, so "
+                      "its error is one-sided" if at_n and self.method != "paper" else
                       f"± {self.std_error:,.1f} [{self.method}]")
             head = [f"distinct values: between {_fmt(lo)} and {_fmt(hi)} ({level}, whatever the frequencies)",
                     (at_lower if self.value == lo and self.method != "paper" else

@@ -1,5 +1,6 @@
 """Estimators on the paper's synthetic setting: coverage, detection limit, validation."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -273,12 +274,15 @@ def test_a_value_on_its_lower_bound_prints_no_false_precision():
 def test_a_value_on_its_upper_bound_prints_a_one_sided_error():
     """5,105 users each holding a value of their own at ε = 10, L = 4,096 (a located cell of
     docs/calibration.md): ``value`` is n, the upper bound; D cannot exceed it, so the printout gives
-    the standard error below it only, not "5,105.0 ± 230.7"."""
+    the standard error below it only, not "5,105.0 ± 230.7". A value clipped to an upper bound
+    below n (a 95% bound, which D may exceed) keeps its ±."""
     mech = BFRRCE(epsilon=10.0, L=4096)
     est = mech.estimate(mech.simulate(np.arange(5105), rng=3))
     assert est.value == est.upper == 5105 and est.upper <= 2 * est.lower and est.std_error > 0
     line = str(est).splitlines()[1]
     assert line.startswith(f"estimate 5,105.0 (+0 / −{est.std_error:,.1f}) [") and " ± " not in line
+    below_n = dataclasses.replace(est, interval=(est.lower, 5000.0), value=5000.0)
+    assert " ± " in str(below_n).splitlines()[1]
 
 
 def test_set_valued_users_print_the_per_item_budget():
