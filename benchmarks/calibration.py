@@ -4,7 +4,7 @@
 Cells: those of the frequency-class tables (docs/frequency-classes.md and -random.md) and of the
 coverage grid (docs/coverage.csv) whose bounds were within 2× in half their runs or more (the
 located cells), and beside four all-singletons cells the same design with 2%, 5% and 10% of the users
-in pairs (D a few standard errors below n). Per cell and run: new values, a new hash seed, the
+in pairs (D 1–10% below n). Per cell and run: new values, a new hash seed, the
 reports simulated (:func:`benchmarks.frequency_classes.estimates`), ``estimate`` read. Per cell:
 the share of runs located (upper/lower <= 2) and at n (``value`` = n, every user alone), the bias,
 the spread (sd of value − D) and the root mean square error of ``value``, the mean reported
@@ -16,7 +16,8 @@ law of the spread of that many runs: with 8 runs it is 0.75–1.92, and a calibr
     python -m benchmarks.calibration --runs 60 --out docs/calibration.md
 
 ``--random K --seed S`` runs the K cells of :func:`benchmarks.frequency_classes.random_cells` (K, S)
-instead (cells off those tables; the summary counts those located in half their runs or more).
+instead (cells off those tables; the summary counts those located in half their runs or more); the
+runs of cell i are then seeded 1000 + i (S draws the cells), else S + i.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 from scipy import stats
 
 from bfrrce import BFRRCE, PrivacyWarning
+from bfrrce.estimation.result import identified
 
 from ._common import emit, run_stamp
 from .coverage import se_ratio
@@ -40,8 +42,9 @@ LOCATED_INDICES = {"grid": (0, 1, 4, 5),      # the located cells: in frequency_
 TABLES = {"grid": CELLS, 7: random_cells(40, 7), 8: random_cells(40, 8)}
 LOCATED = [TABLES[key][i] for key, indices in LOCATED_INDICES.items() for i in indices]
 LOCATED.append(("equal 10000", 10 ** 6, 10, 65536))   # and of docs/coverage.csv (10⁶ users of 10⁴ values)
-NEIGHBOURS = [(f"pairs {a}", n, eps, L) for n, eps, L in ((2166, 12, 16384), (5105, 10, 4096), (631, 16, 1024),
-                                                         (31145, 12, 65536)) for a in (0.02, 0.05, 0.1)]
+SINGLETONS_CELLS = ((2166, 12, 16384), (5105, 10, 4096), (631, 16, 1024), (31145, 12, 65536))   # located, at n
+PAIR_SHARES = (0.02, 0.05, 0.1)     # shares of the users in pairs in their neighbours
+NEIGHBOURS = [(f"pairs {a}", *cell) for cell in SINGLETONS_CELLS for a in PAIR_SHARES]
 WINDOW = (0.8, 1.25)     # se over the measured error within this: calibrated
 
 
@@ -56,7 +59,7 @@ def calibrated_band(runs: int, level: float = 0.9) -> tuple[float, float]:
 def run_cell(shape, n, eps, L, runs, seed):
     mech = BFRRCE(epsilon=eps, L=L, l=1)
     rng = np.random.default_rng(seed)
-    rows = [(D, est.value, est.std_error, est.upper <= 2 * est.lower, est.value >= n - 0.5)
+    rows = [(D, est.value, est.std_error, identified(est.interval), est.value >= n - 0.5)
             for D, _, est in estimates(mech, shape, n, rng, runs)]
     D, value, se, located, at_n = np.array(rows, dtype=float).T
     error = value - D
@@ -73,28 +76,32 @@ def _within(ratios, window):
 
 
 def summary(rows: list, band: tuple[float, float]) -> list[str]:
-    """The counts of located cells (located in half their runs or more) whose se/sd and se/RMSE
-    fall within :data:`WINDOW` and within the band of a calibrated se, apart for the cells whose
-    value reads n in half their runs or more; and per all-singletons cell with neighbours, its mean
-    se beside the RMSE at each share of users in pairs and their root mean square (the error over
-    the truths its sums do not tell apart, equally weighted)."""
+    """The counts of located cells (located in half their runs or more) whose se/sd falls within
+    :data:`WINDOW` and within the band of a calibrated se, and whose se/RMSE falls within
+    :data:`WINDOW`, apart for the cells whose value reads n in half their runs or more; and per
+    cell of :data:`SINGLETONS_CELLS` run with its neighbours, its mean se beside the RMSE at each
+    share of users in pairs and their root mean square (the error over the truths its sums do not
+    tell apart, equally weighted)."""
     lines = []
     for label, keep in (("value at n in under half the runs", lambda r: r["at_n"] < 0.5),
                         ("value at n in half the runs or more", lambda r: r["at_n"] >= 0.5)):
         cells = [r for r in rows if r["located"] >= 0.5 and keep(r)]
         counts = [f"{name} within {lo:.2f}–{hi:.2f} in {a} of {b}"
-                  for name, key in (("se/sd", "se_sd"), ("se/RMSE", "se_rmse"))
-                  for lo, hi in (WINDOW, band) for a, b in [_within([r[key] for r in cells], (lo, hi))]]
-        lines.append(f"* Located cells with {label} ({len(cells)}): " + "; ".join(counts) + ".")
-    for n, eps, L in dict.fromkeys(cell[1:] for cell in NEIGHBOURS):
-        family = [r for r in rows if (r["n"], r["epsilon"], r["L"]) == (n, eps, L)]
-        alone = [r for r in family if r["shape"] == "singletons"]
-        if alone and len(family) > 1:
-            rms = math.sqrt(sum(r["rmse"] ** 2 for r in family) / len(family))
-            shares = ", ".join(f"{0 if r is alone[0] else 100 * float(r['shape'].split()[1]):g}%" for r in family)
-            lines.append(f"* {n:,} users, ε = {eps:g}, L = {L:,}: all singletons, mean se {alone[0]['se']:.3g}; RMSE "
-                         + ", ".join(f"{r['rmse']:.3g}" for r in family) + f" with {shares} of the users in pairs; "
-                         f"their root mean square {rms:.3g}.")
+                  for name, key, window in (("se/sd", "se_sd", WINDOW), ("se/sd", "se_sd", band),
+                                            ("se/RMSE", "se_rmse", WINDOW))
+                  for lo, hi in [window] for a, b in [_within([r[key] for r in cells], window)]]
+        lines.append(f"* Located cells with {label} ({len(cells)}; a ratio only where se or the error exceeds "
+                     "half a value): " + "; ".join(counts) + ".")
+    by_cell = {(r["shape"], r["n"], r["epsilon"], r["L"]): r for r in rows}
+    for cell in SINGLETONS_CELLS:
+        family = [by_cell.get((shape, *cell)) for shape in ["singletons"] + [f"pairs {a}" for a in PAIR_SHARES]]
+        if None in family:
+            continue
+        rms = math.sqrt(sum(r["rmse"] ** 2 for r in family) / len(family))
+        shares = ", ".join(f"{100 * a:g}%" for a in (0, *PAIR_SHARES))
+        lines.append(f"* {cell[0]:,} users, ε = {cell[1]:g}, L = {cell[2]:,}: all singletons, mean se "
+                     f"{family[0]['se']:.3g}; RMSE " + ", ".join(f"{r['rmse']:.3g}" for r in family)
+                     + f" with {shares} of the users in pairs; their root mean square {rms:.3g}.")
     return lines
 
 

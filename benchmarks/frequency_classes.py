@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from bfrrce import BFRRCE, PrivacyWarning
+from bfrrce.estimation.result import identified
 
 from ._common import emit, run_stamp
 from .baselines import BASELINES
@@ -99,7 +100,7 @@ def run_cell(shape, n, eps, L, runs, seed):
         reading_se = est.details.get("equal_frequency_reading_stderr", est.std_error)
         simpson = BASELINES["simpson"](agg.counts, agg.n, mech.p, mech.q, L, 1, rng)
         rows.append((D, est.value, est.std_error, reading, reading_se, reading != est.value,
-                     est.upper <= 2 * est.lower, simpson))
+                     identified(est.interval), simpson))
     D, value, se, reading, reading_se, replaced, located, simpson = np.array(rows, dtype=float).T
 
     def aare(v):

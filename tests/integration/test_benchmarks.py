@@ -41,7 +41,7 @@ def run(name, argv):
     ("laplace_stress", ["--runs", "2"], "largest share of runs above D"),
     ("extrapolation", ["--runs", "1"], "| equal | 500 |"),
     ("frequency_classes", ["--runs", "2", "--cells", "1"], "| pairs 0.2 | 2,000 |"),
-    ("calibration", ["--runs", "3", "--cells", "1"], "Located cells with value at n in under half the runs (1)"),
+    ("calibration", ["--runs", "3", "--cells", "1"], "Located cells with value at n in under half the runs (1;"),
     ("named_cases", ["--runs", "11", "--first-seed", "3", "--only", "500 x 200, eps=8, L=1024, l=1"],
      "medians of its blocks of 10 runs"),
 ])
@@ -149,3 +149,17 @@ def test_the_calibrated_band_holds_a_calibrated_standard_error_nine_times_in_ten
     share = float(np.mean((lo <= ratio) & (ratio <= hi)))
     assert abs(share - 0.9) <= 4 * math.sqrt(0.9 * 0.1 / 4000)
     assert 0.74 < lo < 0.77 and 1.9 < hi < 1.95      # 8 runs: a 0.8–1.25 window misses a calibrated se often
+
+
+def test_the_calibration_cells_are_the_located_cells_of_the_frequency_class_tables():
+    """benchmarks.calibration.LOCATED (its indices into the frequency-class cells, and the coverage
+    grid's cell last) holds the rows of docs/frequency-classes.md and -random.md located in half
+    their runs or more: a change of the cells' generator that moved them fails here."""
+    from benchmarks.calibration import LOCATED
+    located = set()
+    for name in ("frequency-classes.md", "frequency-classes-random.md"):
+        for line in (ROOT / "docs" / name).read_text(encoding="utf-8").splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("| ") and cells[0] != "frequencies" and float(cells[5]) >= 0.5:
+                located.add((cells[0], int(cells[1].replace(",", "")), float(cells[3]), int(cells[4].replace(",", ""))))
+    assert located == {(shape, n, float(eps), L) for shape, n, eps, L in LOCATED[:-1]}
