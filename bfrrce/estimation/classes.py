@@ -211,7 +211,9 @@ class FrequencyClasses:
         return prob, max(float(np.sum(r * self.kernel_top)) + max(1.0 - r.sum(), 0.0), TINY)
 
     def information(self, x: np.ndarray) -> np.ndarray:
-        """−∂²ℓ/∂x² in its expected (Gauss–Newton) form Σ_c h_c·∇P_c∇P_cᵀ/P_c² at the rates x."""
+        """−∂²ℓ/∂x² in its expected (Gauss–Newton) form Σ_c h_c·∇P_c∇P_cᵀ/P_c² at the rates x; not
+        finite where a P_c at its floor squares to 0 (sums of a law far from x: the caller then fits
+        without it)."""
         r = self.users_law(x[:-1], x[-1])
         shifted = np.concatenate([np.zeros(self.t_max + 1), r])
         moved = np.stack([shifted[self.t_max + 1 - f: 2 * self.t_max + 2 - f] for f in self.f], axis=1) - r[:, None]
@@ -219,8 +221,9 @@ class FrequencyClasses:
         prob, prob_top = self._sums_law(r)
         jac = np.einsum("tc,tf->cf", self.kernel, moved)
         jac_top = np.einsum("t,tf->f", self.kernel_top - 1.0, moved)
-        return np.einsum("cf,c,cg->fg", jac, self.hist / prob ** 2, jac) + np.outer(jac_top, jac_top) * (
-            self.censored / prob_top ** 2)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return np.einsum("cf,c,cg->fg", jac, self.hist / prob ** 2, jac) + np.outer(jac_top, jac_top) * (
+                self.censored / prob_top ** 2)
 
     def _solve(self, x0: np.ndarray, lam: float | None = None) -> tuple[np.ndarray, float, float]:
         """The maximum of ℓ over the rates, or over those of Σ = ``lam`` (a point of the profile),

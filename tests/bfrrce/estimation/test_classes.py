@@ -6,6 +6,7 @@ replaces missed D by many of its own standard errors.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -75,6 +76,19 @@ def test_information_is_the_hessian_where_the_sums_are_their_expectation():
     model.censored = model.L * (r @ model.kernel_top + 1 - r.sum())
     numeric = optimize.approx_fprime(x, lambda v: model.loglik(v)[1], 1e-7)
     assert np.allclose(model.information(x), -numeric, rtol=1e-3, atol=1e-3 * np.abs(numeric).max())
+
+
+def test_an_information_that_underflows_falls_back_without_a_warning():
+    """Three values of 333 users at ε = 20, L = 2,000 (a few-users named case): at the fit's start
+    some sums have probability at the floor, whose square underflows, so the information is not
+    finite; the fit goes on in the scaled rates and no RuntimeWarning reaches the user."""
+    rng = np.random.default_rng(2)
+    mech = BFRRCE(epsilon=20.0, L=2000, l=1, hash_seed=2)
+    agg = mech.simulate(np.arange(3), counts=np.full(3, 333), rng=rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est = mech.estimate(agg)
+    assert est.lower <= 3 <= est.upper
 
 
 def test_low_epsilon_does_not_use_the_class_model():
