@@ -165,7 +165,7 @@ class SetEstimate(CardinalityEstimate):
                       f"{hi:,.0f} ({100 * self.confidence:g}%, whatever the overlap)"),
                      (f"estimate {self.value:,.1f}{plus}, assuming the overlap model (common items, random "
                       f"holders, Gamma party sizes), whose interval is [{model[0]:,.1f}, {model[1]:,.1f}]")]
-            if self.details["bounds_levels"]["conflicting_levels"]:
+            if _set_aside(self.details["bounds_levels"]):
                 lines.append(_set_aside(self.details["bounds_levels"]))
         else:
             lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: {self.value:,.1f} "
@@ -669,7 +669,7 @@ class SetSketch(Mechanism):
             assumption = ("bounds whatever the overlap; the estimate and its ± assume the overlap model "
                           "(common items, random holders, Gamma party sizes), whose interval is "
                           f"[{details['model_interval'][0]:,.1f}, {details['model_interval'][1]:,.1f}]")
-            if levels["conflicting_levels"]:
+            if _set_aside(levels):
                 assumption += "; " + _set_aside(levels)
         params = {**self.parameters, "parties": agg.n}
         return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
@@ -1151,9 +1151,14 @@ def _share(share: float, union: np.ndarray) -> np.ndarray:
 
 
 def _set_aside(levels: dict) -> str:
-    """The printout's note on levels whose lower bound exceeded the upper bound (union_bounds)."""
-    return (f"level(s) {', '.join(map(str, levels['conflicting_levels']))} set aside: their lower bound "
-            "exceeded the upper bound (one of the two failed)")
+    """The printout's note on levels whose bounds conflicted with others' (union_bounds): those
+    whose lower bound, and those whose upper bound, was set aside as the failed one."""
+    parts = [f"level(s) {', '.join(map(str, levels[key]))} set aside: their {side} bound was "
+             f"{relation} other levels' {other} bound (one of the two failed)"
+             for key, side, relation, other in (("conflicting_levels", "lower", "above", "upper"),
+                                                ("failed_upper_levels", "upper", "below", "lower"))
+             if levels.get(key)]
+    return "; ".join(parts)
 
 
 @functools.lru_cache(maxsize=64)
