@@ -94,8 +94,8 @@ def _fewest_failures(lows: np.ndarray, highs: np.ndarray) -> tuple[np.ndarray, n
     lowest such cut: a near-empty level's false positive, its items multiplied by 1/π_g, is the
     likelier failure, so on a tie the lower bounds go). Where no bound conflicts, none is set
     aside; the choice matters only where a bound has already failed, so the interval's level
-    holds whatever it is (a level whose weighted count of occupied cells fell 4 sd, upper bound
-    0.61·N, beside nine lower bounds above N: 10 parties, identical sets, ε = 4)."""
+    holds whatever it is (an upper bound fails too: a level's weighted count of occupied cells
+    can fall far below them by chance; docs/sets.md)."""
     cuts = np.sort(highs)
     cost = [(int(np.sum(highs < t) + np.sum(lows > t)), i) for i, t in enumerate(cuts)]
     t = cuts[min(cost)[1]]

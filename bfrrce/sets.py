@@ -165,8 +165,9 @@ class SetEstimate(CardinalityEstimate):
                       f"{hi:,.0f} ({100 * self.confidence:g}%, whatever the overlap)"),
                      (f"estimate {self.value:,.1f}{plus}, assuming the overlap model (common items, random "
                       f"holders, Gamma party sizes), whose interval is [{model[0]:,.1f}, {model[1]:,.1f}]")]
-            if _set_aside(self.details["bounds_levels"]):
-                lines.append(_set_aside(self.details["bounds_levels"]))
+            note = _set_aside(self.details["bounds_levels"])
+            if note:
+                lines.append(note)
         else:
             lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: {self.value:,.1f} "
                       f"± {self.std_error:,.1f}"),
@@ -669,8 +670,9 @@ class SetSketch(Mechanism):
             assumption = ("bounds whatever the overlap; the estimate and its ± assume the overlap model "
                           "(common items, random holders, Gamma party sizes), whose interval is "
                           f"[{details['model_interval'][0]:,.1f}, {details['model_interval'][1]:,.1f}]")
-            if _set_aside(levels):
-                assumption += "; " + _set_aside(levels)
+            note = _set_aside(levels)
+            if note:
+                assumption += "; " + note
         params = {**self.parameters, "parties": agg.n}
         return SetEstimate(value=value, std_error=se, interval=interval, confidence=confidence,
                            assumption=assumption, visible=Count(value, se, interval, confidence), detection_limit={},

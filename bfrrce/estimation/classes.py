@@ -491,9 +491,10 @@ class FrequencyClasses:
         now = g.sum()
         for f in self.f:
             one = self._at_one_class(f)
-            if one.sum() == now:
+            alone = one.sum()                                  # the light rates' Σ with all users at f
+            if alone == now:
                 continue
-            part = (lam - heavy - now) / (one.sum() - now)
+            part = (lam - heavy - now) / (alone - now)
             if 0 <= part <= 1 and self.loglik(np.append((1 - part) * g + part * one, heavy))[0] >= self.best - drop:
                 return True
         return False

@@ -144,12 +144,10 @@ def test_a_sparse_level_above_the_upper_bound_is_set_aside():
 def test_an_upper_bound_below_many_lower_bounds_is_the_one_set_aside():
     """10 parties holding the same 100,000 items at ε = 4, where level 12's empty cells (12 items
     expected) read 150 noise bits fewer than the null law gives (planted: a fluctuation of about
-    4 sd, seen once in 600 runs of the union table): its weighted count of occupied cells, and so
-    its upper bound on N, falls below the lower bounds of nine levels. One failed upper bound
-    explains every conflict where nine failed lower bounds would be needed, so it is set aside:
-    the bounds are those without level 12 and hold N (setting the lower bounds aside instead,
-    the run it was seen in read 66,517 within 50,660–66,517 for 100,000), and the printout names
-    the level."""
+    4 sd, as the union table met by chance): its weighted count of occupied cells, and so its
+    upper bound on N, falls below the lower bounds of several levels. One failed upper bound
+    explains every conflict where several failed lower bounds would be needed, so it is set
+    aside: the bounds are those without level 12 and hold N, and the printout names the level."""
     sk, k = SetSketch(epsilon=4.0), 10
     counts = sk.sums_from_occupancy(occupancy(sk, 100_000, k, "identical", np.random.default_rng(2)), k,
                                     np.random.default_rng(3)).counts.reshape(sk.levels, sk.buckets)

