@@ -60,8 +60,10 @@ HASH_BITS = 32
 TINY_RATE = 1e-300       # λ_U = 0 read as this: its M >= 1 terms weigh e^-690 and less
 SHARES = (0.0, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75)   # shares s of the union held by every party, coarse grid ...
 COMMON_ITEMS = (1, 3, 10, 30, 100, 300, 1000)   # ... and numbers C of such items (s = C/N at each N)
-SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid
-SIZE_GROUPS = 32         # party sizes: this many slices of the Gamma population (k slices where k is smaller)
+SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid ...
+RANK_EXPONENTS = (0.5, 1.0, 2.0)   # ... and exponents a of sizes ∝ rank^−a (stored as the shape −a)
+SIZE_GROUPS = 32         # party sizes: this many slices of the population (k slices where k is smaller)
+EXACT_RANKS = 64         # rank-law sizes: Σ j^−a exact up to this rank, Euler–Maclaurin beyond
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
 SEARCHED_AHEAD = 4       # grid points beyond each bracket of the interval searched in the same batch
 THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
@@ -164,7 +166,7 @@ class SetEstimate(CardinalityEstimate):
             lines = [(f"distinct items in the union of {par['parties']:,} parties' sets: between {lo:,.0f} and "
                       f"{hi:,.0f} ({100 * self.confidence:g}%, whatever the overlap)"),
                      (f"estimate {self.value:,.1f}{plus}, assuming the overlap model (common items, random "
-                      f"holders, Gamma party sizes), whose interval is [{model[0]:,.1f}, {model[1]:,.1f}]")]
+                      f"holders, Gamma or rank-law party sizes), whose interval is [{model[0]:,.1f}, {model[1]:,.1f}]")]
             note = _set_aside(self.details["bounds_levels"])
             if note:
                 lines.append(note)
@@ -668,7 +670,7 @@ class SetSketch(Mechanism):
             details.update(model_interval=interval, bounds_levels=levels)
             interval, value = (float(low), float(high)), float(min(max(value, low), high))
             assumption = ("bounds whatever the overlap; the estimate and its ± assume the overlap model "
-                          "(common items, random holders, Gamma party sizes), whose interval is "
+                          "(common items, random holders, Gamma or rank-law party sizes), whose interval is "
                           f"[{details['model_interval'][0]:,.1f}, {details['model_interval'][1]:,.1f}]")
             note = _set_aside(levels)
             if note:
@@ -789,8 +791,9 @@ class _Overlap(_ProfileLikelihood):
     s = 1 identical sets; for one party (s, ρ) do not matter and this is the likelihood of
     Sketch-Flip-Merge. The sum over M is exact for λ_U <= ``EXACT_RATE``, a Gauss–Hermite
     quadrature of its normal approximation above. With ρ = 0 the parties' sizes may differ
-    (κ, :func:`_held`); with h > 0 the private items (rate (1 − s)λ) are each held by exactly h
-    parties drawn at random instead (:func:`_sum_given_items`).
+    (the size law κ: Gamma(κ) sizes, or for κ = −a < 0 sizes ∝ rank^−a, :func:`_held`); with
+    h > 0 the private items (rate (1 − s)λ) are each held by exactly h parties drawn at random
+    instead (:func:`_sum_given_items`).
     """
 
     def __init__(self, sketch: SetSketch, counts: np.ndarray, k: int):
@@ -1050,7 +1053,8 @@ class _Overlap(_ProfileLikelihood):
         return own
 
     def minima(self, grid, points, indices) -> dict:
-        """Nelder–Mead over (s, log ρ), (s, 1/κ) or s (h fixed) from each grid point's best
+        """Nelder–Mead over (s, log ρ), (s, 1/κ) or (s, a) (the size law's family fixed,
+        :func:`_size_coordinate`) or s (h fixed) from each grid point's best
         (s, ρ, κ, h), ``REFINE_EVALUATIONS`` evaluations each, the searches side by side
         (:func:`bfrrce.nelder_mead.minimize_together`: one :meth:`loglik_rows` per step
         evaluates a point of each); none for one party."""
@@ -1072,10 +1076,10 @@ class _Overlap(_ProfileLikelihood):
                     def theta(x):
                         return min(1.0, max(0.0, x[0])), min(1.0, math.exp(x[1])), math.inf, 0
                 else:
-                    start = [share, 0.0 if math.isinf(shape) else 1 / shape]
+                    start = [share, _size_coordinate(shape)]
 
-                    def theta(x):
-                        return min(1.0, max(0.0, x[0])), 0.0, (1 / x[1] if x[1] > 1e-9 else math.inf), 0
+                    def theta(x, rank=shape < 0):
+                        return min(1.0, max(0.0, x[0])), 0.0, _size_law(x[1], rank), 0
                 simplex = [start, [start[0] + inward, start[1]], [start[0], start[1] + 0.3]]
             searches[j], thetas[j] = nelder_mead(simplex, REFINE_EVALUATIONS), theta
 
@@ -1093,12 +1097,13 @@ class _Overlap(_ProfileLikelihood):
         rhos = sorted({0.0, 1.0, 0.2, min(1.0, 2 / self.k)})
         return [(1.0, 0.0, math.inf, 0)] + [(s, r, math.inf, 0) for s in SHARES for r in rhos] + \
             [(-common, 0.0, math.inf, 0) for common in COMMON_ITEMS] + \
-            [(s, 0.0, kappa, 0) for s in (0.0, 0.25) for kappa in SHAPES[1:]] + \
+            [(s, 0.0, kappa, 0) for s in (0.0, 0.25) for kappa in SHAPES[1:] + tuple(-a for a in RANK_EXPONENTS)] + \
             [(s, 0.0, math.inf, h) for s in (0.0, 0.25) for h in HOLDERS if h < self.k]
 
     def near(self, share, rho, shape, holders) -> list:
         """A local grid of (s, ρ, κ, h) around one point: shares around s, each with holding
-        probabilities around ρ (or around 0 and 1/k) and with party-size shapes around κ, or
+        probabilities around ρ (or around 0 and 1/k) and with size laws around κ (Gamma shapes
+        around equal sizes: a size law of the other family is reached from the coarse grid), or
         with holders h − 1, h, h + 1 (2 <= h < k)."""
         if self.k == 1:
             return []
@@ -1213,29 +1218,74 @@ def _sum_given_holding(k: int, p: float, q: float, rows: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _slice_sizes(groups: int, shape: float) -> np.ndarray:
-    """Relative sizes w (mean 1) of ``groups`` equal-probability slices of a Gamma(κ) population
-    of parties (:func:`_slice_sizes_of` of one κ, kept)."""
-    return _slice_sizes_of(groups, np.array([shape]))[0]
+def _slice_sizes(groups: int, shape: float, k: int) -> np.ndarray:
+    """Relative sizes w (mean 1) of ``groups`` equal slices of k parties of size law ``shape``
+    (:func:`_slice_sizes_of` of one law, kept)."""
+    return _slice_sizes_of(groups, np.array([shape]), k)[0]
 
 
-def _slice_sizes_of(groups: int, shape: np.ndarray) -> np.ndarray:
-    """Relative sizes w (mean 1) of ``groups`` equal-probability slices of a Gamma(κ) population
-    of parties, each its slice's mean, per κ of ``shape`` (rows): w_j = groups·(F_{κ+1}(b_j) −
-    F_{κ+1}(a_j)), (a_j, b_j) the Gamma(κ) quantiles (j − 1)/groups and j/groups
-    (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a) for W of mean 1). So w_j <= groups: the
+def _slice_sizes_of(groups: int, shape: np.ndarray, k: int) -> np.ndarray:
+    """Relative sizes w (mean 1) of ``groups`` equal slices of k parties, each its slice's mean,
+    per size law of ``shape`` (rows). κ > 0: slices of equal probability of a Gamma(κ)
+    population, w_j = groups·(F_{κ+1}(b_j) − F_{κ+1}(a_j)), (a_j, b_j) the Gamma(κ) quantiles
+    (j − 1)/groups and j/groups (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a) for W of mean
+    1); κ = −a < 0: k parties of sizes ∝ rank^−a (:func:`_rank_sizes`). So w_j <= groups: the
     largest slice holds at most everything."""
     shape = shape[:, None]
-    edges = special.gammaincinv(shape, np.arange(groups + 1) / groups)      # κ·(quantiles of W)
-    return groups * np.diff(special.gammainc(shape + 1, edges), axis=-1)
+    out = np.empty((shape.shape[0], groups))
+    gamma = shape[:, 0] > 0
+    if gamma.any():
+        edges = special.gammaincinv(shape[gamma], np.arange(groups + 1) / groups)      # κ·(quantiles of W)
+        out[gamma] = groups * np.diff(special.gammainc(shape[gamma] + 1, edges), axis=-1)
+    if not gamma.all():
+        out[~gamma] = _rank_sizes(groups, k, -shape[~gamma])
+    return out
+
+
+def _rank_sizes(groups: int, k: int, a: np.ndarray) -> np.ndarray:
+    """Relative sizes (mean 1) of ``groups`` slices of k/groups parties of consecutive ranks,
+    party j of size ∝ j^−a (a per row, shape (rows, 1)): slice g's share of
+    H(x) = Σ_{j <= x} j^−a between x = k(g − 1)/groups and kg/groups, H read linearly between
+    integers (a party split between two slices; exact where groups = k). H is summed up to
+    ``EXACT_RANKS`` = m and beyond by Euler–Maclaurin, H(n) = H(m) + ∫_m^n t^−a dt +
+    (n^−a − m^−a)/2 − a(n^−a−1 − m^−a−1)/12 (relative error below 10^-8)."""
+    edges = k * np.arange(groups + 1) / groups
+    whole = np.floor(edges)
+    m = float(EXACT_RANKS)
+    exact = np.concatenate([np.zeros_like(a), np.cumsum(np.arange(1.0, m + 1) ** -a, axis=-1)], axis=-1)
+
+    def cumulative(n):                                    # H at the integers n
+        beyond = np.maximum(n, m)
+        span = np.log(beyond / m)
+        tail = (exact[:, -1:] + m ** (1 - a) * span * special.exprel((1 - a) * span)
+                + (beyond ** -a - m ** -a) / 2 - a * (beyond ** (-a - 1) - m ** (-a - 1)) / 12)
+        inside = exact[:, np.minimum(n, m).astype(int)]
+        return np.where(n <= m, inside, tail)
+
+    low, high = cumulative(whole), cumulative(whole + 1)
+    share = np.diff(low + (edges - whole) * (high - low), axis=-1)
+    return share / share.mean(axis=-1, keepdims=True)
+
+
+def _size_coordinate(shape: float) -> float:
+    """The Nelder–Mead coordinate of a size law within its family: 1/κ for Gamma(κ) sizes (0 for
+    equal sizes, κ = ∞), a for sizes ∝ rank^−a (``shape`` −a)."""
+    return -shape if shape < 0 else 0.0 if math.isinf(shape) else 1 / shape
+
+
+def _size_law(t: float, rank: bool) -> float:
+    """The size law at coordinate t of its family (:func:`_size_coordinate`; t <= 0: equal)."""
+    if t <= 1e-9:
+        return math.inf
+    return -t if rank else 1 / t
 
 
 def _held(rest: np.ndarray, k: int, shape) -> np.ndarray:
     """The mean over k parties of Pr[a party holds an item of a cell] where disjoint private
     items (rate ``rest`` per cell) are spread over parties of fixed relative sizes w_j:
-    mean_j (1 − e^{−rest·w_j/k}), w the mean sizes of ``SIZE_GROUPS`` equal slices of a
-    Gamma(κ) population (:func:`_slice_sizes`; κ = ∞: equal sizes, 1 − e^{−rest/k}); κ one
-    value or a sequence of one per row of ``rest``. The sizes are the parties' own, the same
+    mean_j (1 − e^{−rest·w_j/k}), w the mean sizes of ``SIZE_GROUPS`` equal slices of the
+    parties under the size law κ (:func:`_slice_sizes`: Gamma(κ), or ∝ rank^−a for κ = −a;
+    κ = ∞: equal sizes, 1 − e^{−rest/k}); κ one value or a sequence of one per row of ``rest``. The sizes are the parties' own, the same
     in every cell, so however unequal they are, the mean number of holders of a cell is at
     least 1 − e^{−rest} (1 − e^{−x} is subadditive and Σ_j w_j/k = 1): the unseen items this
     family can add are bounded (a size drawn anew per cell, 1 − (1 + rest/(kκ))^{−κ}, let
@@ -1245,11 +1295,11 @@ def _held(rest: np.ndarray, k: int, shape) -> np.ndarray:
         kappa = float(shape.ravel()[0])
         if math.isinf(kappa):
             return -np.expm1(-rest / k)
-        return _mean_held(rest, _slice_sizes(min(k, SIZE_GROUPS), kappa), k)
+        return _mean_held(rest, _slice_sizes(min(k, SIZE_GROUPS), kappa, k), k)
     finite = np.isfinite(shape)
     out = -np.expm1(-rest / k)
     if finite.any():
-        out[finite] = _mean_held(rest[finite], _slice_sizes_of(min(k, SIZE_GROUPS), shape[finite])[:, None, :], k)
+        out[finite] = _mean_held(rest[finite], _slice_sizes_of(min(k, SIZE_GROUPS), shape[finite], k)[:, None, :], k)
     return out
 
 
