@@ -73,6 +73,7 @@ TERMS = np.arange(24)    # ... over M = 0..23 (beyond, a tail below e^-9 of the 
 HERMITE_NODES, _HW = np.polynomial.hermite_e.hermegauss(8)
 LOG_HERMITE_WEIGHTS = np.log(_HW / _HW.sum())
 GRID_POINTS = 24         # log N points of each profile grid
+PRUNED_BELOW = 30.0      # coarse θ more than this below the profile at every point of the first window leave the grid
 WINDOW_EXTENSIONS = 4    # times the last window is widened by half where its maximum is at an end
 TABLES_KEPT = 32         # binomial tables of the overlap model kept per estimate (one per ρ)
 HOLDERS = (2, 3, 5, 8)   # holders h of every private item, coarse grid of the exact-holders family ...
@@ -684,7 +685,10 @@ class SetSketch(Mechanism):
 class _ProfileLikelihood:
     """ℓ(N) = max over a nuisance grid of ℓ(N, θ), maximised and inverted on zooming grids of
     log N; subclasses give ``loglik(union, *θ)``, ``nuisance()`` (a coarse grid of θ) and
-    ``near(*θ)`` (a local grid), and may search off the grid (``minima``)."""
+    ``near(*θ)`` (a local grid), and may search off the grid (``minima``). A coarse θ whose ℓ
+    lies more than ``PRUNED_BELOW`` below the profile at every point of the first window (which
+    spans ℓ within χ² + 2 of its maximum) is left out of the later windows, which lie within or
+    next to the first: it would have to gain that much on the best θ to matter."""
 
     sketch: SetSketch
     k: int
@@ -718,9 +722,12 @@ class _ProfileLikelihood:
         ll, _ = self.profile(np.exp(grid), coarse)
         zero = float(self.profile(np.zeros(1), coarse[:1])[0][0])
         window = _window(grid, ll, threshold)
-        inner, which = self.profile(np.exp(window), coarse)
+        table = self.logliks(np.exp(window), coarse)
+        which = table.argmax(axis=0)
+        inner = table[which, np.arange(window.size)]
         best = int(np.argmax(inner))
-        nuisance = list(dict.fromkeys(coarse + self.near(*self.resolved(coarse[which[best]], window[best]))))
+        kept = [point for point, row in zip(coarse, table) if (row >= inner - PRUNED_BELOW).any()]
+        nuisance = list(dict.fromkeys(kept + self.near(*self.resolved(coarse[which[best]], window[best]))))
         window = _window(np.concatenate([grid, window]), np.concatenate([ll, inner]), threshold)
         inner, which = self.profile(np.exp(window), nuisance)
         for _ in range(WINDOW_EXTENSIONS):    # a maximum at an end of the window: widen it that way

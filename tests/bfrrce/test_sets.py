@@ -328,6 +328,25 @@ def test_party_sizes_by_rank_are_read_without_the_gamma_family_s_bias():
     assert abs(np.mean(values) - truth) <= 3 * np.mean(errors) / 2 and covered >= 3
 
 
+@pytest.mark.parametrize(("epsilon", "parties", "scenario"), [(0.5, 2, "few common"), (1.0, 2, "disjoint"), (4.0, 2, "disjoint"),
+                                                          (0.5, 10, "pairs"), (8.0, 10, "unequal")])
+def test_pruned_nuisance_points_leave_the_estimate_as_it_is(epsilon, parties, scenario, monkeypatch):
+    """Coarse θ far below the profile in the first window leave the later grids (PRUNED_BELOW):
+    the estimate, its interval and the fitted θ are those of the full grid, to the last bit. In
+    the first three designs keeping only each window point's best θ (PRUNED_BELOW = 0) moves the
+    estimate; pairs at ε = 0.5 have two modes within a nat (docs/sets.md)."""
+    from benchmarks.sets import occupancy
+    from bfrrce import sets as module
+    sk = SetSketch(epsilon=epsilon, buckets=1024, levels=16)
+    rng = np.random.default_rng(3)
+    sums = sk.sums_from_occupancy(occupancy(sk, 20_000, parties, scenario, rng), parties, rng)
+    pruned = sk.estimate(sums)
+    monkeypatch.setattr(module, "PRUNED_BELOW", math.inf)
+    full = sk.estimate(sums)
+    assert (pruned.value, pruned.interval, pruned.details["shared"], pruned.details["size_shape"]) == \
+        (full.value, full.interval, full.details["shared"], full.details["size_shape"])
+
+
 @pytest.mark.parametrize("holders", [2, 3])
 def test_items_each_held_by_h_parties(holders):
     """Every item held by exactly h of 10 parties drawn at random (pairs, triples): the overlap
