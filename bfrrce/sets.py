@@ -63,8 +63,7 @@ COMMON_ITEMS = (1, 3, 10, 30, 100, 300, 1000)   # ... and numbers C of such item
 SHAPES = (math.inf, 2.0, 0.5, 0.15)   # Gamma shapes κ of the party sizes (∞: equal sizes), coarse grid ...
 RANK_EXPONENTS = (0.5, 1.0, 2.0)   # ... and exponents a of sizes ∝ rank^−a (stored as the shape −a)
 SIZE_GROUPS = 32         # party sizes: this many slices of the population (k slices where k is smaller)
-EXACT_RANKS = 64         # rank-law sizes: Σ j^−a exact up to this rank, Euler–Maclaurin beyond ...
-RANK_SINGLES = 16        # ... and the largest parties up to this rank each a slice of their own
+EXACT_RANKS = 64         # rank-law sizes: Σ j^−a exact up to this rank, Euler–Maclaurin beyond
 REFINE_EVALUATIONS = 30  # Nelder–Mead evaluations per profile point beyond the nuisance grid
 SEARCHED_AHEAD = 4       # grid points beyond each bracket of the interval searched in the same batch
 THRESHOLD_SPREAD = 2e-3  # the threshold model checks the overlap model where a₁ is known this well
@@ -1226,42 +1225,38 @@ def _sum_given_holding(k: int, p: float, q: float, rows: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _slice_sizes(shape: float, k: int) -> tuple:
-    """(sizes, weights) of the slices of k parties under one size law (:func:`_gamma_sizes`
-    or :func:`_rank_sizes`), kept."""
-    if shape > 0:
-        return _gamma_sizes(min(k, SIZE_GROUPS), np.array([shape]))[0], None
-    sizes, weights = _rank_sizes(k, np.array([[-shape]]))
-    return sizes[0], weights
+def _slice_sizes(groups: int, shape: float, k: int) -> np.ndarray:
+    """Relative sizes w (mean 1) of ``groups`` equal slices of k parties of size law ``shape``
+    (:func:`_slice_sizes_of` of one law, kept)."""
+    return _slice_sizes_of(groups, np.array([shape]), k)[0]
 
 
-def _gamma_sizes(groups: int, shape: np.ndarray) -> np.ndarray:
-    """Relative sizes w (mean 1) of ``groups`` slices of equal probability of a Gamma(κ)
-    population of parties, each its slice's mean, per κ of ``shape`` (rows): w_j =
-    groups·(F_{κ+1}(b_j) − F_{κ+1}(a_j)), (a_j, b_j) the Gamma(κ) quantiles (j − 1)/groups and
-    j/groups (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a) for W of mean 1). So w_j <= groups:
-    the largest slice holds at most everything."""
+def _slice_sizes_of(groups: int, shape: np.ndarray, k: int) -> np.ndarray:
+    """Relative sizes w (mean 1) of ``groups`` equal slices of k parties, each its slice's mean,
+    per size law of ``shape`` (rows). κ > 0: slices of equal probability of a Gamma(κ)
+    population, w_j = groups·(F_{κ+1}(b_j) − F_{κ+1}(a_j)), (a_j, b_j) the Gamma(κ) quantiles
+    (j − 1)/groups and j/groups (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a) for W of mean
+    1); κ = −a < 0: k parties of sizes ∝ rank^−a (:func:`_rank_sizes`). So w_j <= groups: the
+    largest slice holds at most everything."""
     shape = shape[:, None]
-    edges = special.gammaincinv(shape, np.arange(groups + 1) / groups)      # κ·(quantiles of W)
-    return groups * np.diff(special.gammainc(shape + 1, edges), axis=-1)
+    out = np.empty((shape.shape[0], groups))
+    gamma = shape[:, 0] > 0
+    if gamma.any():
+        edges = special.gammaincinv(shape[gamma], np.arange(groups + 1) / groups)      # κ·(quantiles of W)
+        out[gamma] = groups * np.diff(special.gammainc(shape[gamma] + 1, edges), axis=-1)
+    if not gamma.all():
+        out[~gamma] = _rank_sizes(groups, k, -shape[~gamma])
+    return out
 
 
-def _rank_sizes(k: int, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sizes, weights) of k parties of sizes ∝ rank^−a (a per row, shape (rows, 1)) in
-    min(k, ``SIZE_GROUPS``) slices of consecutive ranks: each rank its own slice up to
-    ``RANK_SINGLES``, the rest in slices of geometric rank bounds (the largest parties apart,
-    where the sizes differ most). A slice's size is the mean of its parties' relative sizes
-    (Σ_j weight_j·size_j = 1), its weight its share of the k parties. The mass between ranks
-    x and y is H(y) − H(x), H(x) = Σ_{j <= x} j^−a read linearly between integers (a party
-    split between two slices), summed up to ``EXACT_RANKS`` = m and beyond by Euler–Maclaurin,
-    H(n) = H(m) + ∫_m^n t^−a dt + (n^−a − m^−a)/2 − a(n^−a−1 − m^−a−1)/12 (relative error
-    below 10^-8)."""
-    if k <= SIZE_GROUPS:
-        edges = np.arange(k + 1.0)
-    else:
-        steps = np.arange(1, SIZE_GROUPS - RANK_SINGLES + 1) / (SIZE_GROUPS - RANK_SINGLES)
-        edges = np.concatenate([np.arange(RANK_SINGLES + 1.0), RANK_SINGLES * (k / RANK_SINGLES) ** steps])
-        edges[-1] = k
+def _rank_sizes(groups: int, k: int, a: np.ndarray) -> np.ndarray:
+    """Relative sizes (mean 1) of ``groups`` slices of k/groups parties of consecutive ranks,
+    party j of size ∝ j^−a (a per row, shape (rows, 1)): slice g's share of
+    H(x) = Σ_{j <= x} j^−a between x = k(g − 1)/groups and kg/groups, H read linearly between
+    integers (a party split between two slices; exact where groups = k). H is summed up to
+    ``EXACT_RANKS`` = m and beyond by Euler–Maclaurin, H(n) = H(m) + ∫_m^n t^−a dt +
+    (n^−a − m^−a)/2 − a(n^−a−1 − m^−a−1)/12 (relative error below 10^-8)."""
+    edges = k * np.arange(groups + 1) / groups
     whole = np.floor(edges)
     m = float(EXACT_RANKS)
     exact = np.concatenate([np.zeros_like(a), np.cumsum(np.arange(1.0, m + 1) ** -a, axis=-1)], axis=-1)
@@ -1275,9 +1270,8 @@ def _rank_sizes(k: int, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.where(n <= m, inside, tail)
 
     low, high = cumulative(whole), cumulative(whole + 1)
-    total = low + (edges - whole) * (high - low)
-    counts = np.diff(edges)
-    return np.diff(total, axis=-1) / counts * (k / total[:, -1:]), counts / k
+    share = np.diff(low + (edges - whole) * (high - low), axis=-1)
+    return share / share.mean(axis=-1, keepdims=True)
 
 
 def _size_coordinate(shape: float) -> float:
@@ -1296,36 +1290,30 @@ def _size_law(t: float, rank: bool) -> float:
 def _held(rest: np.ndarray, k: int, shape) -> np.ndarray:
     """The mean over k parties of Pr[a party holds an item of a cell] where disjoint private
     items (rate ``rest`` per cell) are spread over parties of fixed relative sizes w_j:
-    mean_j (1 − e^{−rest·w_j/k}), w the mean sizes of ``SIZE_GROUPS`` slices of the parties
-    under the size law κ (Gamma(κ), equal slices, :func:`_gamma_sizes`; or ∝ rank^−a for κ = −a,
-    weighted slices, :func:`_rank_sizes`; κ = ∞: equal sizes, 1 − e^{−rest/k}); κ one value or a
-    sequence of one per row of ``rest``. The sizes are the parties' own, the same
+    mean_j (1 − e^{−rest·w_j/k}), w the mean sizes of ``SIZE_GROUPS`` equal slices of the
+    parties under the size law κ (:func:`_slice_sizes`: Gamma(κ), or ∝ rank^−a for κ = −a;
+    κ = ∞: equal sizes, 1 − e^{−rest/k}); κ one value or a sequence of one per row of ``rest``. The sizes are the parties' own, the same
     in every cell, so however unequal they are, the mean number of holders of a cell is at
     least 1 − e^{−rest} (1 − e^{−x} is subadditive and Σ_j w_j/k = 1): the unseen items this
     family can add are bounded (a size drawn anew per cell, 1 − (1 + rest/(kκ))^{−κ}, let
     κ → 0 hide any number)."""
     shape = np.asarray(shape, float)
-    if shape.size == 1:                  # one law for every row: its slices kept (_slice_sizes)
+    if shape.size == 1:                  # one κ for every row: its slices kept (_slice_sizes)
         kappa = float(shape.ravel()[0])
         if math.isinf(kappa):
             return -np.expm1(-rest / k)
-        return _mean_held(rest, *_slice_sizes(kappa, k), k)
+        return _mean_held(rest, _slice_sizes(min(k, SIZE_GROUPS), kappa, k), k)
+    finite = np.isfinite(shape)
     out = -np.expm1(-rest / k)
-    gamma, rank = np.isfinite(shape) & (shape > 0), shape < 0
-    if gamma.any():
-        out[gamma] = _mean_held(rest[gamma], _gamma_sizes(min(k, SIZE_GROUPS), shape[gamma])[:, None, :], None, k)
-    if rank.any():
-        sizes, weights = _rank_sizes(k, -shape[rank][:, None])
-        out[rank] = _mean_held(rest[rank], sizes[:, None, :], weights, k)
+    if finite.any():
+        out[finite] = _mean_held(rest[finite], _slice_sizes_of(min(k, SIZE_GROUPS), shape[finite], k)[:, None, :], k)
     return out
 
 
-def _mean_held(rest: np.ndarray, w: np.ndarray, weights: np.ndarray | None, k: int) -> np.ndarray:
-    """Σ_j weight_j·(1 − e^{−rest·w_j/k}) over the last axis of the slice sizes ``w``
-    (broadcast against ``rest`` with a last axis added); ``weights`` None: slices of equal
-    weight (the mean)."""
-    held = -np.expm1(rest[..., None] * (-w / k))
-    return held.mean(axis=-1) if weights is None else held @ weights
+def _mean_held(rest: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    """mean_j (1 − e^{−rest·w_j/k}) over the last axis of the slice sizes ``w`` (broadcast
+    against ``rest`` with a last axis added)."""
+    return -np.expm1(rest[..., None] * (-w / k)).mean(axis=-1)
 
 
 def _cut(confidence: float, parties: int, nuisance: int) -> float:

@@ -291,24 +291,20 @@ def test_unequal_party_sizes_cannot_hide_items(parties):
 
 @pytest.mark.parametrize("parties", [10, 32, 33, 100, 1000, 100_000])
 def test_rank_law_sizes_are_the_slices_of_the_exact_sums(parties):
-    """Sizes ∝ rank^−a (the size law −a of the overlap model) in min(k, 32) slices of
-    consecutive ranks, the first 16 ranks one each and geometric bounds beyond: each slice's
-    mass is its share of Σ_j j^−a (the cumulative sum read linearly between integers, a party
-    split between two slices), against the exact sum over every rank (the module sums exactly
-    up to rank 64 and by Euler–Maclaurin beyond; far slices of a steep law are differences of
-    nearly equal sums, so to 10^-10 of the largest size k); weights are the slices' shares of
-    the parties, the weighted mean size is 1 and the sizes decrease."""
-    from bfrrce.sets import RANK_SINGLES, SIZE_GROUPS, _rank_sizes
+    """Sizes ∝ rank^−a (the size law −a of the overlap model): each of min(k, 32) slices of k/32
+    consecutive ranks gets its share of Σ_j j^−a (the cumulative sum read linearly between
+    integers, a party split between two slices), against the exact sum over every rank (the
+    module sums exactly up to rank 64 and by Euler–Maclaurin beyond); mean 1, decreasing."""
+    from bfrrce.sets import SIZE_GROUPS, _rank_sizes
+    groups = min(parties, SIZE_GROUPS)
     exponents = np.array([0.0, 0.3, 1.0, 2.0, 6.0])
-    sizes, weights = _rank_sizes(parties, exponents[:, None])
-    assert sizes.shape == (exponents.size, min(parties, SIZE_GROUPS)) and weights.sum() == pytest.approx(1.0)
-    edges = np.concatenate([[0.0], np.cumsum(weights * parties)])
-    assert edges[:min(parties, RANK_SINGLES) + 1] == pytest.approx(np.arange(min(parties, RANK_SINGLES) + 1))
+    sizes = _rank_sizes(groups, parties, exponents[:, None])
+    edges = parties * np.arange(groups + 1) / groups
     for a, got in zip(exponents, sizes):
         total = np.concatenate([[0.0], np.cumsum(np.arange(1.0, parties + 1) ** -a)])
-        mass = np.diff(np.interp(edges, np.arange(parties + 1), total))
-        assert got == pytest.approx(mass / (weights * parties) * parties / total[-1], rel=1e-8, abs=1e-10 * parties)
-        assert got @ weights == pytest.approx(1.0) and np.all(np.diff(got) <= 1e-12)
+        share = np.diff(np.interp(edges, np.arange(parties + 1), total))
+        assert got == pytest.approx(share / share.mean(), rel=1e-8)
+        assert got.mean() == pytest.approx(1.0) and np.all(np.diff(got) <= 1e-12)
 
 
 def test_party_sizes_by_rank_are_read_without_the_gamma_family_s_bias():
