@@ -281,7 +281,7 @@ def test_unequal_party_sizes_cannot_hide_items(parties):
     """The party-size family of the overlap model (docs/sets.md) gives every party a fixed size,
     the same in every cell: a cell holding a private item has at least one holder, so the mean
     holders k·held >= 1 − e^{−rest} however unequal the sizes (κ → 0 puts every item in the
-    largest party); κ → ∞ is equal sizes."""
+    largest slice, a → ∞ of sizes ∝ rank^−a in the first); κ → ∞ is equal sizes."""
     from bfrrce.sets import _held
     rest = np.logspace(-4, 2, 25)
     for shape in (2.0, 0.15, 1e-3, 1e-12, -0.5, -2.0, -40.0):
@@ -294,16 +294,18 @@ def test_rank_law_sizes_are_the_slices_of_the_exact_sums(parties):
     """Sizes ∝ rank^−a (the size law −a of the overlap model): each of min(k, 32) slices of k/32
     consecutive ranks gets its share of Σ_j j^−a (the cumulative sum read linearly between
     integers, a party split between two slices), against the exact sum over every rank (the
-    module sums exactly up to rank 64 and by Euler–Maclaurin beyond); mean 1, decreasing."""
+    module sums exactly up to rank 64 and by Euler–Maclaurin beyond, to 10^-9 of a slice; the
+    far slices of a steep law are differences of nearly equal sums, so also to 10^-10 of the
+    largest size possible, the number of slices); mean 1, decreasing."""
     from bfrrce.sets import SIZE_GROUPS, _rank_sizes
     groups = min(parties, SIZE_GROUPS)
-    exponents = np.array([0.0, 0.3, 1.0, 2.0, 6.0])
+    exponents = np.array([0.0, 0.3, 1.0, 2.0, 2.5, 3.0, 6.0])
     sizes = _rank_sizes(groups, parties, exponents[:, None])
     edges = parties * np.arange(groups + 1) / groups
     for a, got in zip(exponents, sizes):
         total = np.concatenate([[0.0], np.cumsum(np.arange(1.0, parties + 1) ** -a)])
         share = np.diff(np.interp(edges, np.arange(parties + 1), total))
-        assert got == pytest.approx(share / share.mean(), rel=1e-8)
+        assert got == pytest.approx(share / share.mean(), rel=1e-8, abs=1e-10 * groups)
         assert got.mean() == pytest.approx(1.0) and np.all(np.diff(got) <= 1e-12)
 
 
@@ -329,22 +331,25 @@ def test_party_sizes_by_rank_are_read_without_the_gamma_family_s_bias():
 
 
 @pytest.mark.parametrize(("epsilon", "parties", "scenario"), [(0.5, 2, "few common"), (1.0, 2, "disjoint"), (4.0, 2, "disjoint"),
-                                                          (0.5, 10, "pairs"), (8.0, 10, "unequal")])
+                                                          (0.5, 10, "pairs"), (1.0, 30, "few common"), (8.0, 10, "unequal")])
 def test_pruned_nuisance_points_leave_the_estimate_as_it_is(epsilon, parties, scenario, monkeypatch):
     """Coarse θ far below the profile in the first window leave the later grids (PRUNED_BELOW):
-    the estimate, its interval and the fitted θ are those of the full grid, to the last bit. In
-    the first three designs keeping only each window point's best θ (PRUNED_BELOW = 0) moves the
-    estimate; pairs at ε = 0.5 have two modes within a nat (docs/sets.md)."""
+    the estimate, the overlap model's interval and the fitted θ are those of the full grid, to
+    the last bit. In the first three designs keeping only each window point's best θ
+    (PRUNED_BELOW = 0) moves the estimate; pairs at ε = 0.5 have two modes within a nat
+    (docs/sets.md); in the fifth the model interval moved while grid points outside the window
+    were refined from the first θ of the pruned list rather than their own best."""
     from benchmarks.sets import occupancy
     from bfrrce import sets as module
     sk = SetSketch(epsilon=epsilon, buckets=1024, levels=16)
     rng = np.random.default_rng(3)
     sums = sk.sums_from_occupancy(occupancy(sk, 20_000, parties, scenario, rng), parties, rng)
+    fitted = ("model_interval", "shared", "holding", "size_shape", "holders")
     pruned = sk.estimate(sums)
     monkeypatch.setattr(module, "PRUNED_BELOW", math.inf)
     full = sk.estimate(sums)
-    assert (pruned.value, pruned.interval, pruned.details["shared"], pruned.details["size_shape"]) == \
-        (full.value, full.interval, full.details["shared"], full.details["size_shape"])
+    assert (pruned.value, pruned.interval, *(pruned.details.get(key) for key in fitted)) == \
+        (full.value, full.interval, *(full.details.get(key) for key in fitted))
 
 
 @pytest.mark.parametrize("holders", [2, 3])
@@ -406,7 +411,9 @@ def test_likelihood_rows_together_are_the_rows_alone(parties):
     union = np.exp(rng.uniform(math.log(5.0), math.log(5e5), rows))
     share = np.where(rng.random(rows) < 0.3, 0.0, rng.random(rows))
     rho = np.select([family == 0, family == 2], [rng.uniform(1e-3, 0.99, rows), 1.0], 0.0)
-    shape = np.where((family == 1) & (rng.random(rows) < 0.6), rng.uniform(0.1, 5.0, rows), math.inf)
+    law = rng.random(rows)            # family 1: Gamma(κ) sizes, sizes ∝ rank^−a (κ = −a) or equal sizes
+    shape = np.select([(family == 1) & (law < 0.4), (family == 1) & (law < 0.7)],
+                      [rng.uniform(0.1, 5.0, rows), -rng.uniform(0.2, 3.0, rows)], math.inf)
     holders = np.where(family == 3, rng.choice([2, 3, 5], rows), 0)
     together = model.loglik_rows(union, share, rho, shape, holders)
     alone = [model.loglik(union[i:i + 1], share[i], rho[i], shape[i], holders[i])[0] for i in range(rows)]
