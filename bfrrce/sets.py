@@ -1227,19 +1227,20 @@ def _sum_given_holding(k: int, p: float, q: float, rows: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _slice_sizes(groups: int, shape: float, k: int) -> np.ndarray:
-    """Relative sizes w (mean 1) of ``groups`` equal slices of k parties of size law ``shape``
+def _slice_sizes(shape: float, k: int) -> np.ndarray:
+    """Relative sizes w (mean 1) of the equal slices of k parties of size law ``shape``
     (:func:`_slice_sizes_of` of one law, kept)."""
-    return _slice_sizes_of(groups, np.array([shape]), k)[0]
+    return _slice_sizes_of(np.array([shape]), k)[0]
 
 
-def _slice_sizes_of(groups: int, shape: np.ndarray, k: int) -> np.ndarray:
-    """Relative sizes w (mean 1) of ``groups`` equal slices of k parties, each its slice's mean,
-    per size law of ``shape`` (rows). κ > 0: slices of equal probability of a Gamma(κ)
+def _slice_sizes_of(shape: np.ndarray, k: int) -> np.ndarray:
+    """Relative sizes w (mean 1) of min(k, ``SIZE_GROUPS``) equal slices of k parties, each its
+    slice's mean, per size law of ``shape`` (rows). κ > 0: slices of equal probability of a Gamma(κ)
     population, w_j = groups·(F_{κ+1}(b_j) − F_{κ+1}(a_j)), (a_j, b_j) the Gamma(κ) quantiles
     (j − 1)/groups and j/groups (E[W·1{a < W <= b}] = F_{κ+1}(b) − F_{κ+1}(a) for W of mean
     1); κ = −a < 0: k parties of sizes ∝ rank^−a (:func:`_rank_sizes`). So w_j <= groups: the
     largest slice holds at most everything."""
+    groups = min(k, SIZE_GROUPS)
     shape = shape[:, None]
     out = np.empty((shape.shape[0], groups))
     gamma = shape[:, 0] > 0
@@ -1257,9 +1258,9 @@ def _rank_sizes(groups: int, k: int, a: np.ndarray) -> np.ndarray:
     H(x) = Σ_{j <= x} j^−a between x = k(g − 1)/groups and kg/groups, H read linearly between
     integers (a party split between two slices; exact where groups = k). H is summed up to
     ``EXACT_RANKS`` = m and beyond by Euler–Maclaurin, H(n) = H(m) + ∫_m^n t^−a dt +
-    (n^−a − m^−a)/2 − a(n^−a−1 − m^−a−1)/12 + a(a + 1)(a + 2)(n^−a−3 − m^−a−3)/720 (a slice
-    past rank m is a difference of two such sums: without the last term its relative error
-    reached 3·10^-8 at a = 3, with it below 10^-9 for a <= 6 and k <= 10^5)."""
+    (n^−a − m^−a)/2 − a(n^−a−1 − m^−a−1)/12 + a(a + 1)(a + 2)(n^−a−3 − m^−a−3)/720 (the
+    last term because a slice past rank m is a difference of two such sums, whose errors do not
+    cancel; checked against the exact sums in tests/bfrrce/test_sets.py)."""
     edges = k * np.arange(groups + 1) / groups
     whole = np.floor(edges)
     m = float(EXACT_RANKS)
@@ -1307,11 +1308,11 @@ def _held(rest: np.ndarray, k: int, shape) -> np.ndarray:
         kappa = float(shape.ravel()[0])
         if math.isinf(kappa):
             return -np.expm1(-rest / k)
-        return _mean_held(rest, _slice_sizes(min(k, SIZE_GROUPS), kappa, k), k)
+        return _mean_held(rest, _slice_sizes(kappa, k), k)
     finite = np.isfinite(shape)
     out = -np.expm1(-rest / k)
     if finite.any():
-        out[finite] = _mean_held(rest[finite], _slice_sizes_of(min(k, SIZE_GROUPS), shape[finite], k)[:, None, :], k)
+        out[finite] = _mean_held(rest[finite], _slice_sizes_of(shape[finite], k)[:, None, :], k)
     return out
 
 

@@ -294,7 +294,7 @@ def test_rank_law_sizes_are_the_slices_of_the_exact_sums(parties):
     """Sizes ∝ rank^−a (the size law −a of the overlap model): each of min(k, 32) slices of k/32
     consecutive ranks gets its share of Σ_j j^−a (the cumulative sum read linearly between
     integers, a party split between two slices), against the exact sum over every rank (the
-    module sums exactly up to rank 64 and by Euler–Maclaurin beyond, to 10^-9 of a slice; the
+    module sums exactly up to rank 64 and by Euler–Maclaurin beyond, to 10^-8 of a slice; the
     far slices of a steep law are differences of nearly equal sums, so also to 10^-10 of the
     largest size possible, the number of slices); mean 1, decreasing."""
     from bfrrce.sets import SIZE_GROUPS, _rank_sizes
@@ -311,8 +311,8 @@ def test_rank_law_sizes_are_the_slices_of_the_exact_sums(parties):
 
 def test_party_sizes_by_rank_are_read_without_the_gamma_family_s_bias():
     """Ten parties with disjoint sets of sizes ∝ 1/rank at ε = 8 (the union table's "unequal"):
-    the overlap model with Gamma sizes alone fitted κ = 1.5 and read the union about 2% low, its
-    interval below the truth in most runs; with sizes ∝ rank^−a in the model the mean of 4 runs
+    the Gamma family of sizes cannot take that shape, and with it alone the overlap model read
+    such unions low, its interval below the truth; with sizes ∝ rank^−a in the model the mean of 4 runs
     is within 3 of its standard errors (the mean se/2) of the truth and the interval covers in
     at least 3 (a 95% interval misses twice in 4 with probability 0.014)."""
     from benchmarks.sets import occupancy
